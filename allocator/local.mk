@@ -1,0 +1,1 @@
+# allocator: sources, programs and tests of this directory.

@@ -1,0 +1,1 @@
+# bench: sources, programs and tests of this directory.

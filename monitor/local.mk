@@ -1,0 +1,1 @@
+# monitor: sources, programs and tests of this directory.

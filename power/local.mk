@@ -1,0 +1,1 @@
+# power: sources, programs and tests of this directory.

@@ -1,0 +1,211 @@
+/* Unit tests of common/: strict number and size parsing, the root-directory layer. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/root.h"
+#include "common/sys.h"
+#include "common/util.h"
+
+/* mr_sys_read fails with the errno the test queues, or reads for real. */
+ssize_t __real_mr_sys_read(int fd, void *buf, size_t len);
+static int read_fail_errno;
+
+ssize_t __wrap_mr_sys_read(int fd, void *buf, size_t len)
+{
+	if (read_fail_errno) {
+		errno = read_fail_errno;
+		return -1;
+	}
+	return __real_mr_sys_read(fd, buf, len);
+}
+
+static void test_parse_size(void **state)
+{
+	static const struct {
+		const char *in;
+		int ret;
+		uint64_t out;
+	} cases[] = {
+		{ "0", 0, 0 },
+		{ "4096", 0, 4096 },
+		{ "64K", 0, 64 << 10 },
+		{ "512M", 0, 512ull << 20 },
+		{ "512MiB", 0, 512ull << 20 },
+		{ "512mb", 0, 512ull << 20 },
+		{ "1G", 0, 1ull << 30 },
+		{ "2T", 0, 2ull << 40 },
+		{ "16777215T", 0, 16777215ull << 40 },
+		{ "16777216T", -ERANGE, 0 },		/* 2^64 */
+		{ "99999999999999999999", -ERANGE, 0 },
+		{ "", -EINVAL, 0 },
+		{ "M", -EINVAL, 0 },
+		{ "-1", -EINVAL, 0 },
+		{ " 1", -EINVAL, 0 },
+		{ "1X", -EINVAL, 0 },
+		{ "1 M", -EINVAL, 0 },
+		{ "1MM", -EINVAL, 0 },
+		{ "1.5G", -EINVAL, 0 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < MR_ARRAY_SIZE(cases); i++) {
+		uint64_t out = 12345;
+		int ret = mr_parse_size(cases[i].in, &out);
+
+		if (ret != cases[i].ret)
+			fail_msg("mr_parse_size(\"%s\") = %d, want %d", cases[i].in, ret, cases[i].ret);
+		if (ret == 0 && out != cases[i].out)
+			fail_msg("mr_parse_size(\"%s\") -> %llu, want %llu", cases[i].in,
+				 (unsigned long long)out, (unsigned long long)cases[i].out);
+	}
+}
+
+static void test_parse_u64(void **state)
+{
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(mr_parse_u64("0x10", &v), 0);
+	assert_int_equal(v, 16);
+	assert_int_equal(mr_parse_u64("18446744073709551615", &v), 0);
+	assert_true(v == UINT64_MAX);
+	assert_int_equal(mr_parse_u64("18446744073709551616", &v), -ERANGE);
+	assert_int_equal(mr_parse_u64("12a", &v), -EINVAL);
+	assert_int_equal(mr_parse_u64("-3", &v), -EINVAL);
+	assert_int_equal(mr_parse_u64("", &v), -EINVAL);
+}
+
+static void test_format_size(void **state)
+{
+	char buf[32];
+
+	(void)state;
+	assert_string_equal(mr_format_size(512ull << 20, buf, sizeof(buf)), "512 MiB");
+	assert_string_equal(mr_format_size(1536ull << 20, buf, sizeof(buf)), "1.5 GiB");
+	assert_string_equal(mr_format_size(100, buf, sizeof(buf)), "100 B");
+	assert_string_equal(mr_format_size(4ull << 30, buf, sizeof(buf)), "4 GiB");
+}
+
+/* A fixture root: DIR/sys/devices/system/memory/block_size_bytes. */
+static char fixture_dir[PATH_MAX];
+
+static int setup_root(void **state)
+{
+	char path[PATH_MAX + 64];
+	FILE *f;
+
+	(void)state;
+	snprintf(fixture_dir, sizeof(fixture_dir), "/tmp/mr-test-root-XXXXXX");
+	if (!mkdtemp(fixture_dir))
+		return -1;
+	snprintf(path, sizeof(path), "mkdir -p %s/sys/devices/system/memory", fixture_dir);
+	if (system(path) != 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/sys/devices/system/memory/block_size_bytes", fixture_dir);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs("8000000\n", f);
+	fclose(f);
+	return mr_root_set(fixture_dir);
+}
+
+static int teardown_root(void **state)
+{
+	char cmd[PATH_MAX + 16];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", fixture_dir);
+	mr_root_set("/");
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_root_reads_under_dir(void **state)
+{
+	char buf[64];
+	uint64_t v;
+
+	(void)state;
+	assert_true(mr_root_is_fixture());
+	assert_int_equal(mr_root_read_str("/sys/devices/system/memory/block_size_bytes",
+					  buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "8000000");
+	/* block_size_bytes is hex without 0x in sysfs; mr_root_read_u64 reads decimal. */
+	assert_int_equal(mr_root_read_u64("/sys/devices/system/memory/block_size_bytes", &v), 0);
+	assert_int_equal(v, 8000000);
+	assert_int_equal(mr_root_read_str("/sys/nothing", buf, sizeof(buf)), -ENOENT);
+	assert_non_null(strstr(mr_last_error(), fixture_dir));
+}
+
+static void test_root_refuses_writes_under_fixture(void **state)
+{
+	(void)state;
+	/* Even with --apply, a fixture root is never written. */
+	assert_int_equal(mr_root_write_str("/sys/devices/system/memory/block_size_bytes",
+					   "1", true), -EROFS);
+	assert_int_equal(mr_root_open("/sys/devices/system/memory/block_size_bytes",
+				      O_WRONLY), -EROFS);
+	assert_null(mr_root_fopen("/sys/devices/system/memory/block_size_bytes", "w"));
+}
+
+static void test_root_write_needs_apply(void **state)
+{
+	(void)state;
+	assert_int_equal(mr_root_set("/"), 0);
+	assert_false(mr_root_is_fixture());
+	/* Without --apply nothing is opened: the path need not even exist. */
+	assert_int_equal(mr_root_write_str("/sys/kernel/mm/nonexistent", "1", false), -EPERM);
+	assert_non_null(strstr(mr_last_error(), "--apply"));
+	assert_int_equal(mr_root_set(fixture_dir), 0);
+}
+
+static void test_root_read_error_is_reported(void **state)
+{
+	char buf[64];
+
+	(void)state;
+	read_fail_errno = EIO;
+	assert_int_equal(mr_root_read_str("/sys/devices/system/memory/block_size_bytes",
+					  buf, sizeof(buf)), -EIO);
+	read_fail_errno = 0;
+	assert_non_null(strstr(mr_last_error(), "block_size_bytes"));
+}
+
+static void test_root_set_rejects_missing_dir(void **state)
+{
+	(void)state;
+	assert_int_equal(mr_root_set("/nonexistent-memreg-root"), -ENOENT);
+	/* The old root stays in force. */
+	assert_string_equal(mr_root_get(), fixture_dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_size),
+		cmocka_unit_test(test_parse_u64),
+		cmocka_unit_test(test_format_size),
+		cmocka_unit_test(test_root_reads_under_dir),
+		cmocka_unit_test(test_root_refuses_writes_under_fixture),
+		cmocka_unit_test(test_root_write_needs_apply),
+		cmocka_unit_test(test_root_read_error_is_reported),
+		cmocka_unit_test(test_root_set_rejects_missing_dir),
+	};
+
+	return cmocka_run_group_tests(tests, setup_root, teardown_root);
+}

@@ -1,0 +1,36 @@
+/* Helpers shared by memregctl's commands: exit codes, messages, output checks. */
+#ifndef MR_TOOLS_CLI_H
+#define MR_TOOLS_CLI_H
+
+#include <stdio.h>
+
+#include "common/util.h"
+
+struct json_object;
+
+/* Exit statuses, as numactl and perf use them. */
+enum {
+	MR_EXIT_OK = 0,
+	MR_EXIT_ERROR = 1,	/* the operation failed; a message was printed */
+	MR_EXIT_USAGE = 2,	/* bad command line; usage was printed */
+};
+
+#define MR_CMD(name, help) int mr_cmd_##name(int argc, char **argv);
+#include "tools/commands.h"
+#undef MR_CMD
+
+/* "memregctl.c" */
+extern const char *mr_progname;		/* "memregctl" */
+/* "memregctl: <msg>\n" on stderr; returns MR_EXIT_ERROR. */
+int mr_cli_fail(const char *fmt, ...) MR_PRINTF(1, 2);
+/* "memregctl: warning: <msg>\n" on stderr. */
+void mr_cli_warn(const char *fmt, ...) MR_PRINTF(1, 2);
+/* "memregctl CMD: <msg>\nTry 'memregctl help CMD'.\n"; returns MR_EXIT_USAGE. */
+int mr_cli_usage(const char *cmd, const char *fmt, ...) MR_PRINTF(2, 3);
+/* Print a JSON document (pretty, with a newline) on stdout. */
+void mr_cli_print_json(struct json_object *obj);
+/* fflush + ferror + fclose of stdout: a full disk or closed pipe is an error.
+ * Returns @status if stdout is fine, MR_EXIT_ERROR otherwise. */
+int mr_cli_finish(int status);
+
+#endif

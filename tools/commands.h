@@ -1,0 +1,5 @@
+/* The memregctl command table: MR_CMD(name, one-line help). The dispatcher, `help`
+ * and the man page's command list all come from this list, so they cannot drift.
+ * Each command lives in tools/cmd-NAME.c as `int mr_cmd_NAME(int argc, char **argv)`
+ * and handles its own --help. Keep the list in the order `help` should print. */
+MR_CMD(regions, "show memory power regions, their power states and what they hold")
