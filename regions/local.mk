@@ -45,3 +45,11 @@ update-expected: all
 	  top_builddir='$(abs_top_builddir)' $(SHELL) $(srcdir)/tests/fixtures/run-fixtures.sh
 .PHONY: update-expected
 endif
+
+if ENABLE_TESTS
+check_PROGRAMS += tests/unit/test-mpst
+tests_unit_test_mpst_SOURCES = tests/unit/test-mpst.c
+tests_unit_test_mpst_CFLAGS = $(MR_TEST_CFLAGS)
+tests_unit_test_mpst_LDADD = $(MR_TEST_LDADD)
+TESTS += tests/unit/test-mpst
+endif
