@@ -53,3 +53,12 @@ tests_unit_test_mpst_CFLAGS = $(MR_TEST_CFLAGS)
 tests_unit_test_mpst_LDADD = $(MR_TEST_LDADD)
 TESTS += tests/unit/test-mpst
 endif
+
+if ENABLE_TESTS
+check_PROGRAMS += tests/unit/test-region
+tests_unit_test_region_SOURCES = tests/unit/test-region.c
+tests_unit_test_region_CFLAGS = $(MR_TEST_CFLAGS)
+tests_unit_test_region_LDADD = $(MR_TEST_LDADD)
+tests_unit_test_region_LDFLAGS = -Wl,--wrap=mr_sys_pread
+TESTS += tests/unit/test-region
+endif
