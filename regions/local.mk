@@ -8,6 +8,7 @@ libmrcore_la_SOURCES = \
 	regions/src-fixed.c regions/src-hwloc.c regions/occupancy.c
 libmrcore_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(HWLOC_CFLAGS) $(NUMA_CFLAGS)
 libmrcore_la_LIBADD = libmrcommon.la $(JSONC_LIBS) $(HWLOC_LIBS) $(NUMA_LIBS) $(PFM_LIBS)
+dist_man_MANS += man/memregctl.1 man/memregctl-regions.1
 
 if ENABLE_TESTS
 # Fixture machines (tests/fixtures/NAME): the checked-in text tree in the Linux layout,
@@ -43,7 +44,6 @@ TESTS += tests/fixtures/run-fixtures.sh
 update-expected: all
 	MEMREG_UPDATE_EXPECTED=1 top_srcdir='$(abs_top_srcdir)' \
 	  top_builddir='$(abs_top_builddir)' $(SHELL) $(srcdir)/tests/fixtures/run-fixtures.sh
-.PHONY: update-expected
 endif
 
 if ENABLE_TESTS
@@ -62,3 +62,38 @@ tests_unit_test_region_LDADD = $(MR_TEST_LDADD)
 tests_unit_test_region_LDFLAGS = -Wl,--wrap=mr_sys_pread
 TESTS += tests/unit/test-region
 endif
+
+# libFuzzer target for the MPST parser, built with clang on request:
+#   make fuzz                       builds fuzz/fuzz-mpst and its seed corpus
+#   make fuzz-run FUZZ_SECONDS=600  runs it (fuzz/fuzz-mpst.log, new inputs kept)
+# Seeds: the fixture MPSTs and iasl's own MPST template, compiled from ASL here.
+FUZZ_SECONDS = 600
+MR_FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-I$(top_builddir) -I$(top_srcdir)
+EXTRA_DIST += fuzz/fuzz-mpst.c
+fuzz/fuzz-mpst: $(srcdir)/fuzz/fuzz-mpst.c $(srcdir)/regions/mpst.c $(srcdir)/regions/mpst.h \
+		$(srcdir)/common/util.c $(srcdir)/common/util.h config.h
+	@mkdir -p fuzz
+	$(AM_V_CC)$(CLANG) $(MR_FUZZ_CFLAGS) -o $@ $(srcdir)/fuzz/fuzz-mpst.c \
+	  $(srcdir)/regions/mpst.c $(srcdir)/common/util.c
+fuzz/corpus-mpst/.stamp: $(wildcard $(srcdir)/tests/fixtures/*/mpst.asl)
+	$(AM_V_GEN)set -e; d=fuzz/corpus-mpst; rm -rf $$d fuzz/seeds; mkdir -p $$d fuzz/seeds; \
+	for a in $(srcdir)/tests/fixtures/*/mpst.asl; do \
+	  n=$$(basename $$(dirname $$a)); \
+	  $(IASL) -p fuzz/seeds/$$n $$a >/dev/null; cp fuzz/seeds/$$n.aml $$d/$$n; \
+	done; \
+	(cd fuzz/seeds && $(IASL) -T MPST >/dev/null 2>&1 && $(IASL) mpst.asl >/dev/null); \
+	cp fuzz/seeds/mpst.aml $$d/iasl-template; touch $@
+if HAVE_CLANG
+fuzz: fuzz/fuzz-mpst fuzz/corpus-mpst/.stamp
+fuzz-run: fuzz
+	fuzz/fuzz-mpst -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	  fuzz/corpus-mpst >fuzz/fuzz-mpst.log 2>&1; status=$$?; \
+	  grep -E '^(Done|stat::|SUMMARY|==[0-9]+==ERROR)' fuzz/fuzz-mpst.log; exit $$status
+else
+fuzz fuzz-run:
+	@echo "clang not found: install the Debian package clang to build the fuzz targets" >&2; exit 1
+endif
+clean-fuzz:
+	rm -rf fuzz/fuzz-mpst fuzz/corpus-mpst fuzz/seeds fuzz/fuzz-mpst.log
+.PHONY: update-expected fuzz fuzz-run clean-fuzz
