@@ -378,6 +378,10 @@ static void test_warnings(void **state)
 	finish(&t);
 	expect_warning(&t, "state 1 names characteristics 7, the table has 2");
 	set(&t, n0 + 32 + 3, 1, 1);
+	set(&t, n0 + 32 + 3, 2, 1);	/* one past the last */
+	finish(&t);
+	expect_warning(&t, "state 1 names characteristics 2, the table has 2");
+	set(&t, n0 + 32 + 3, 1, 1);
 
 	put(&t, 0, 3);
 	finish(&t);
