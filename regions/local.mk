@@ -87,7 +87,7 @@ fuzz/corpus-mpst/.stamp: $(wildcard $(srcdir)/tests/fixtures/*/mpst.asl)
 if HAVE_CLANG
 fuzz: fuzz/fuzz-mpst fuzz/corpus-mpst/.stamp
 fuzz-run: fuzz
-	fuzz/fuzz-mpst -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	fuzz/fuzz-mpst -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
 	  fuzz/corpus-mpst >fuzz/fuzz-mpst.log 2>&1; status=$$?; \
 	  grep -E '^(Done|stat::|SUMMARY|==[0-9]+==ERROR)' fuzz/fuzz-mpst.log; exit $$status
 else

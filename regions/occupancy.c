@@ -199,10 +199,16 @@ void mr_region_map_occupancy(struct mr_region_map *map, const struct mr_machine 
 			       "count as free");
 		return;
 	}
-	snprintf(why, sizeof(why), "%s", strerror(-ret));
+	if (ret == -ENOENT)
+		snprintf(why, sizeof(why), "there is no /proc/kpageflags");
+	else if (ret == -EACCES || ret == -EPERM)
+		snprintf(why, sizeof(why), "/proc/kpageflags is not readable (%s): it needs root",
+			 strerror(-ret));
+	else
+		snprintf(why, sizeof(why), "/proc/kpageflags could not be read (%s)",
+			 strerror(-ret));
 	mr_clear_error();
 	by_node(map, m);
 	mr_region_note(map, "occupancy: per node from /sys/devices/system/node/nodeN/meminfo, "
-		       "spread over the node's regions by size (granularity node): "
-		       "/proc/kpageflags is not readable (%s; reading it needs root)", why);
+		       "spread over the node's regions by size (granularity node): %s", why);
 }
