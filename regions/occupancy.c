@@ -180,6 +180,22 @@ static void by_node(struct mr_region_map *map, const struct mr_machine *m)
 		r->occ.movable_bytes = (uint64_t)((double)movable * share);
 		r->occ.unmovable_bytes = (uint64_t)((double)(used - movable) * share);
 	}
+	/* meminfo counts pages the kernel has initialised (deferred init, ballooning):
+	 * say so when that is far from what the node's blocks span. */
+	for (i = 0; i < m->nr_nodes; i++) {
+		uint64_t span = 0;
+
+		mr_for_each_region(map, r)
+			if (r->node == m->nodes[i].node)
+				span += r->size_bytes;
+		if (m->nodes[i].total_bytes && span &&
+		    (m->nodes[i].total_bytes < span / 10 * 9 || m->nodes[i].total_bytes > span))
+			mr_region_note(map, "occupancy: node %d's meminfo counts %llu MiB, its "
+				       "regions span %llu MiB: the spread is only as good as that",
+				       m->nodes[i].node,
+				       (unsigned long long)(m->nodes[i].total_bytes / MR_MIB),
+				       (unsigned long long)(span / MR_MIB));
+	}
 	if (nr_unknown)
 		mr_region_note(map, "occupancy: not measured for %u region%s (no single node with "
 			       "a readable meminfo)", nr_unknown, nr_unknown == 1 ? "" : "s");
