@@ -107,7 +107,7 @@ struct mr_region {
 	 * ones above is unchanged): */
 	bool node_has_cpus;		/* @node >= 0 and it has CPUs (sysfs) */
 	char node_kind[32];		/* hwloc's NUMA node subtype ("DRAM", "HBM", ...), or "" */
-	uint64_t bandwidth_mbps;	/* hwloc memory attribute, best initiator; 0 unknown */
+	uint64_t bandwidth_mibps;	/* hwloc memory attribute (MiB/s), best initiator; 0 unknown */
 	uint64_t latency_ns;		/* hwloc memory attribute, best initiator; 0 unknown */
 };
 

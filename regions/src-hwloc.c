@@ -117,9 +117,9 @@ void mr_hwloc_annotate(struct mr_region_map *map)
 			nr_kinds++;
 		}
 		/* hwloc gives bandwidth in MiB/s and latency in ns. */
-		r->bandwidth_mbps = best_value(topo, HWLOC_MEMATTR_ID_BANDWIDTH, obj);
+		r->bandwidth_mibps = best_value(topo, HWLOC_MEMATTR_ID_BANDWIDTH, obj);
 		r->latency_ns = best_value(topo, HWLOC_MEMATTR_ID_LATENCY, obj);
-		if (r->bandwidth_mbps || r->latency_ns)
+		if (r->bandwidth_mibps || r->latency_ns)
 			nr_attrs++;
 	}
 	mr_region_note(map, "hwloc: %u NUMA node%s; node kinds for %u region%s, bandwidth or "

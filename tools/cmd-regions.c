@@ -220,7 +220,7 @@ static struct json_object *region_json(const struct mr_region *r)
 	for (i = 0; i < r->nr_blocks; i++)
 		json_object_array_add(a, u64(r->blocks[i]));
 	json_object_object_add(o, "blocks", a);
-	json_object_object_add(o, "bandwidth_mbps", u64(r->bandwidth_mbps));
+	json_object_object_add(o, "bandwidth_mibps", u64(r->bandwidth_mibps));
 	json_object_object_add(o, "latency_ns", u64(r->latency_ns));
 	e = json_object_new_object();
 	json_object_object_add(e, "granularity",
