@@ -90,10 +90,23 @@ fuzz-run: fuzz
 	fuzz/fuzz-mpst -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
 	  fuzz/corpus-mpst >fuzz/fuzz-mpst.log 2>&1; status=$$?; \
 	  grep -E '^(Done|stat::|SUMMARY|==[0-9]+==ERROR)' fuzz/fuzz-mpst.log; exit $$status
+# Line and branch coverage of the parser by the corpus (after fuzz-run): clang's
+# source-based coverage, reported by llvm-cov.
+fuzz/fuzz-mpst-cov: $(srcdir)/fuzz/fuzz-mpst.c $(srcdir)/regions/mpst.c $(srcdir)/regions/mpst.h
+	@mkdir -p fuzz
+	$(AM_V_CC)$(CLANG) -g -O0 -fsanitize=fuzzer -fprofile-instr-generate -fcoverage-mapping \
+	  -I$(top_builddir) -I$(top_srcdir) -o $@ $(srcdir)/fuzz/fuzz-mpst.c \
+	  $(srcdir)/regions/mpst.c $(srcdir)/common/util.c
+fuzz-cov: fuzz/fuzz-mpst-cov fuzz/corpus-mpst/.stamp
+	LLVM_PROFILE_FILE=fuzz/mpst.profraw fuzz/fuzz-mpst-cov -runs=0 fuzz/corpus-mpst \
+	  >fuzz/fuzz-mpst-cov.log 2>&1
+	llvm-profdata merge -o fuzz/mpst.profdata fuzz/mpst.profraw
+	llvm-cov report fuzz/fuzz-mpst-cov -instr-profile=fuzz/mpst.profdata \
+	  $(srcdir)/regions/mpst.c
 else
-fuzz fuzz-run:
+fuzz fuzz-run fuzz-cov:
 	@echo "clang not found: install the Debian package clang to build the fuzz targets" >&2; exit 1
 endif
 clean-fuzz:
-	rm -rf fuzz/fuzz-mpst fuzz/corpus-mpst fuzz/seeds fuzz/fuzz-mpst.log
-.PHONY: update-expected fuzz fuzz-run clean-fuzz
+	rm -rf fuzz/fuzz-mpst fuzz/fuzz-mpst-cov fuzz/corpus-mpst fuzz/seeds fuzz/*.log fuzz/mpst.prof*
+.PHONY: update-expected fuzz fuzz-run fuzz-cov clean-fuzz
