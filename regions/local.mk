@@ -22,8 +22,12 @@ tests_fixtures_gen_kpageflags_SOURCES = tests/fixtures/gen-kpageflags.c
 BUILT_SOURCES += tests/fixtures/.roots-stamp
 CLEANFILES += tests/fixtures/.roots-stamp
 
+# Every file of the source trees (GNU make): a changed fixture is re-assembled.
+MR_FIXTURE_FILES = $(shell cd $(srcdir) && find $(addprefix tests/fixtures/,$(MR_FIXTURES)) \
+	\( -type f -o -type l \) ! -name 'expected*' ! -name kpageflags ! -name kpagecount \
+	! -name MPST 2>/dev/null)
 tests/fixtures/.roots-stamp: tests/fixtures/gen-kpageflags$(EXEEXT) \
-		$(wildcard $(srcdir)/tests/fixtures/*/mpst.asl)
+		$(addprefix $(srcdir)/,$(MR_FIXTURE_FILES))
 	$(AM_V_GEN)set -e; for f in $(MR_FIXTURES); do \
 	  src=$(srcdir)/tests/fixtures/$$f; dst=tests/fixtures/$$f; \
 	  mkdir -p $$dst; \
@@ -41,6 +45,7 @@ tests/fixtures/.roots-stamp: tests/fixtures/gen-kpageflags$(EXEEXT) \
 	touch $@
 
 TESTS += tests/fixtures/run-fixtures.sh
+
 update-expected: all
 	MEMREG_UPDATE_EXPECTED=1 top_srcdir='$(abs_top_srcdir)' \
 	  top_builddir='$(abs_top_builddir)' $(SHELL) $(srcdir)/tests/fixtures/run-fixtures.sh
@@ -109,4 +114,28 @@ fuzz fuzz-run fuzz-cov:
 endif
 clean-fuzz:
 	rm -rf fuzz/fuzz-mpst fuzz/fuzz-mpst-cov fuzz/corpus-mpst fuzz/seeds fuzz/*.log fuzz/mpst.prof*
-.PHONY: update-expected fuzz fuzz-run fuzz-cov clean-fuzz
+
+# EXTRA_DIST's tests/fixtures is taken from the build tree when the directory exists
+# there (automake prefers it), and the build tree holds the assembled roots and the
+# test logs: ship the source tree's fixtures, without anything the build made.
+dist-hook: mr-dist-fixtures
+mr-dist-fixtures:
+	rm -rf $(distdir)/tests/fixtures
+	cp -pR $(srcdir)/tests/fixtures $(distdir)/tests/fixtures
+	chmod -R u+w $(distdir)/tests/fixtures
+	cd $(distdir)/tests/fixtures && rm -rf gen-kpageflags gen-kpageflags.o .deps \
+	  .dirstamp .roots-stamp *.log *.trs */proc/kpageflags */proc/kpagecount \
+	  */sys/firmware/acpi/tables/MPST
+
+# The assembled roots (a copy of the sources in a VPATH build; only the built parts
+# in an in-tree build) and the fuzz outputs go with `make clean`.
+clean-local: mr-clean-fixtures clean-fuzz
+mr-clean-fixtures:
+	set -e; for f in $(MR_FIXTURES); do \
+	  if [ "$$(cd $(srcdir) && pwd -P)" != "$$(pwd -P)" ]; then rm -rf tests/fixtures/$$f; \
+	  else rm -f tests/fixtures/$$f/sys/firmware/acpi/tables/MPST \
+	    tests/fixtures/$$f/proc/kpageflags tests/fixtures/$$f/proc/kpagecount; fi; \
+	done
+	rm -f tests/fixtures/.roots-stamp
+
+.PHONY: update-expected fuzz fuzz-run fuzz-cov clean-fuzz mr-dist-fixtures mr-clean-fixtures
