@@ -1,1 +1,7 @@
-# power: sources, programs and tests of this directory.
+# power/: DRAM energy sources (powercap, perf, msr, model), the power model and
+# `memregctl energy`. Part of libmrcore.la.
+libmrcore_la_SOURCES += \
+	power/energy.c power/energy.h \
+	power/src-powercap.c power/src-perf.c power/src-msr.c power/src-model.c \
+	power/model.c power/model.h power/residency.c
+tools_memregctl_SOURCES += tools/cmd-energy.c
