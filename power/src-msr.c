@@ -115,7 +115,7 @@ static int msr_open(struct mr_energy_source *src)
 
 		c->cpu = cpus[i];
 		c->socket = pkgs[i];
-		snprintf(c->label, sizeof(c->label), "cpu%d msr %#x", c->cpu,
+		snprintf(c->label, sizeof(c->label), "cpu%d/msr:%#x", c->cpu,
 			 MSR_DRAM_ENERGY_STATUS);
 		mr_pathf(path, sizeof(path), "/dev/cpu/%d/msr", c->cpu);
 		if (!mr_root_exists(path))

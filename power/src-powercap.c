@@ -48,8 +48,16 @@ static int powercap_open(struct mr_energy_source *src)
 		char tail;
 		uint64_t max;
 
-		if (sscanf(de->d_name, "intel-rapl:%u:%u%c", &pkg, &sub, &tail) != 2)
+		if (sscanf(de->d_name, "intel-rapl:%u:%u%c", &pkg, &sub, &tail) != 2) {
+			/* A package zone: only listed, for the message. */
+			if (sscanf(de->d_name, "intel-rapl:%u%c", &pkg, &tail) == 1 &&
+			    mr_root_read_str(mr_pathf(path, sizeof(path), POWERCAP "/%s/name",
+						      de->d_name), name, sizeof(name)) == 0 &&
+			    strlen(names) + strlen(name) + 3 < sizeof(names))
+				snprintf(names + strlen(names), sizeof(names) - strlen(names),
+					 "%s%s", names[0] ? ", " : "", name);
 			continue;
+		}
 		ret = mr_root_read_str(mr_pathf(path, sizeof(path), POWERCAP "/%s/name",
 						de->d_name), name, sizeof(name));
 		if (ret)
