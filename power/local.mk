@@ -11,3 +11,16 @@ TESTS += tests/power/energy-intel-2s.sh tests/power/energy-client.sh tests/power
 EXTRA_DIST += tests/power/lib.sh tests/power/mkfixtures.sh \
 	tests/power/energy-intel-2s.sh tests/power/energy-client.sh tests/power/energy-cli.sh
 endif
+
+if ENABLE_TESTS
+check_PROGRAMS += tests/power/test-energy tests/power/test-model
+tests_power_test_energy_SOURCES = tests/power/test-energy.c
+tests_power_test_energy_CFLAGS = $(MR_TEST_CFLAGS)
+tests_power_test_energy_LDADD = $(MR_TEST_LDADD)
+tests_power_test_energy_LDFLAGS = -Wl,--wrap=mr_sys_perf_event_open -Wl,--wrap=mr_sys_read \
+	-Wl,--wrap=mr_sys_close -Wl,--wrap=mr_sys_open
+tests_power_test_model_SOURCES = tests/power/test-model.c
+tests_power_test_model_CFLAGS = $(MR_TEST_CFLAGS)
+tests_power_test_model_LDADD = $(MR_TEST_LDADD)
+TESTS += tests/power/test-energy tests/power/test-model
+endif

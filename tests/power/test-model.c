@@ -1,0 +1,284 @@
+/* Unit tests of power/model.c: hand-computed region energies for a small map with
+ * datasheet and MPST regions, residency, offline regions, calibration, access
+ * energy, SMBIOS type-17 parsing and the residency JSON reader. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/util.h"
+#include "power/model.h"
+
+#define assert_near(a, b) do {						\
+	double _a = (a), _b = (b);					\
+	if (fabs(_a - _b) > 1e-6 * (fabs(_b) > 1 ? fabs(_b) : 1))	\
+		fail_msg("%s = %.9f, want %.9f", #a, _a, _b);		\
+} while (0)
+
+/*
+ * The map:
+ *   region 0: 2 GiB, no MPST states -> DDR4 datasheet x 2 devices (by capacity)
+ *   region 1: 4 GiB, MPST states: 0 = 1000 mW; 1 = 300 mW, auto entry;
+ *             2 = 100 mW, OS must command it (never counted)
+ *
+ * Per DDR4 device (Micron MT40A1G8, DDR4-2400):
+ *   refresh   = (250 - 43) mA x 1.2 V x 350 / 7800      = 11.146153846 mW
+ *   active    = 43 x 1.2 + 3 x 2.5 + refresh             = 70.246153846 mW
+ *   powerdown = 25 x 1.2 + 3 x 2.5 + refresh             = 48.646153846 mW
+ *   access    = ((48-43) x 1.2 x 46.16 + (135-43) x 1.2 x 8/2.4) / 1000
+ *             = 0.64496 nJ per device, x 8 devices       = 5.15968 nJ
+ */
+static struct mr_power_state r1_states[] = {
+	{ .state = 0, .average_power_mw = 1000, .has_characteristics = true },
+	{ .state = 1, .flags = MR_PSTATE_AUTO_ENTRY | MR_PSTATE_AUTO_EXIT,
+	  .average_power_mw = 300, .has_characteristics = true },
+	{ .state = 2, .flags = MR_PSTATE_MEMORY_PRESERVED, .average_power_mw = 100,
+	  .has_characteristics = true },
+};
+static struct mr_region regions[] = {
+	{ .id = 0, .node = 0, .mpst_node_id = -1, .size_bytes = 2 * MR_GIB },
+	{ .id = 1, .node = 1, .mpst_node_id = 7, .size_bytes = 4 * MR_GIB,
+	  .states = r1_states, .nr_states = 3 },
+};
+static const struct mr_region_map map = {
+	.source = MR_SOURCE_MPST, .regions = regions, .nr_regions = 2,
+};
+
+static void test_datasheet_figures(void **state)
+{
+	const struct mr_dram_figures *f = mr_dram_figures_for(MR_DRAM_DDR4);
+
+	(void)state;
+	assert_non_null(f);
+	assert_near(mr_dram_active_mw(f), 70.246153846);
+	assert_near(mr_dram_powerdown_mw(f), 48.646153846);
+	assert_near(mr_dram_selfrefresh_mw(f), 36.0);
+	assert_near(mr_dram_access_nj(f), 0.64496);
+}
+
+static void test_region_power(void **state)
+{
+	struct mr_power_model m;
+
+	(void)state;
+	assert_int_equal(mr_power_model_build(&m, &map, NULL), 0);
+	assert_int_equal(m.nr_regions, 2);
+	assert_false(m.regions[0].from_mpst);
+	assert_int_equal(m.regions[0].devices_from, MR_DEVICES_CAPACITY);
+	assert_near(m.regions[0].devices, 2);
+	assert_near(m.regions[0].active_mw, 140.492307692);
+	assert_near(m.regions[0].low_mw, 97.292307692);
+	assert_int_equal(m.regions[0].low_state, -1);
+	assert_true(m.regions[1].from_mpst);
+	assert_near(m.regions[1].active_mw, 1000);
+	/* State 2 is lower but needs an OS command: state 1 (auto entry) is used. */
+	assert_near(m.regions[1].low_mw, 300);
+	assert_int_equal(m.regions[1].low_state, 1);
+	assert_non_null(strstr(m.notes[0], "need an OS command"));
+	mr_power_model_destroy(&m);
+}
+
+/*
+ * 10 s; region 0 idle 5 of 10 intervals, region 1 idle 3 of 4:
+ *   E0 = (140.492307692 x 0.5 + 97.292307692 x 0.5) mW x 10 s = 1188923.0769 uJ
+ *   all-active E0 = 1404923.0769 uJ, saving 216000 uJ
+ *   E1 = (1000 x 0.25 + 300 x 0.75) x 10 s = 4750000 uJ, all active 10000000,
+ *   saving 5250000 uJ
+ */
+static struct mr_residency_region rr[] = {
+	{ .intervals = 10, .idle_intervals = 5 },
+	{ .intervals = 4, .idle_intervals = 3 },
+};
+
+static void test_energy_residency(void **state)
+{
+	struct mr_residency res = { .scope = MR_RESIDENCY_PHYSICAL, .interval_us = 100000,
+				    .regions = rr, .nr_regions = 2 };
+	struct mr_region_energy e[2];
+	struct mr_power_model m;
+	double k;
+
+	(void)state;
+	assert_int_equal(mr_power_model_build(&m, &map, NULL), 0);
+	assert_int_equal(mr_power_model_energy(&m, &res, 10, -1, e, &k), 0);
+	assert_near(k, 1);
+	assert_near(e[0].energy_uj, 1188923.076923);
+	assert_near(e[0].all_active_uj, 1404923.076923);
+	assert_near(e[0].saving_uj, 216000);
+	assert_near(e[0].low_fraction, 0.5);
+	assert_near(e[1].energy_uj, 4750000);
+	assert_near(e[1].saving_uj, 5250000);
+	assert_near(e[1].low_fraction, 0.75);
+
+	/* Calibrated to a measured total twice the model's: everything doubles. */
+	assert_int_equal(mr_power_model_energy(&m, &res, 10, 2 * (1188923.076923 + 4750000),
+					       e, &k), 0);
+	assert_near(k, 2);
+	assert_near(e[0].energy_uj, 2377846.153846);
+	assert_near(e[1].energy_uj, 9500000);
+	assert_near(e[0].saving_uj, 432000);
+	mr_power_model_destroy(&m);
+}
+
+static void test_energy_no_access_data(void **state)
+{
+	struct mr_region_energy e[2];
+	struct mr_power_model m;
+
+	(void)state;
+	assert_int_equal(mr_power_model_build(&m, &map, NULL), 0);
+	/* No residency: every online region active. */
+	assert_int_equal(mr_power_model_energy(&m, NULL, 10, -1, e, NULL), 0);
+	assert_near(e[0].energy_uj, 1404923.076923);
+	assert_near(e[1].energy_uj, 10000000);
+	assert_near(e[0].saving_uj, 0);
+	/* An offline region is refreshed, not off: its low state, all the time. */
+	m.regions[1].offline = true;
+	assert_int_equal(mr_power_model_energy(&m, NULL, 10, -1, e, NULL), 0);
+	assert_near(e[1].energy_uj, 3000000);
+	assert_true(e[1].energy_uj > 0);
+	mr_power_model_destroy(&m);
+}
+
+static void test_energy_accesses(void **state)
+{
+	struct mr_residency_region acc[] = { { .intervals = 1, .idle_intervals = 0,
+					       .accesses = 1000000 } };
+	struct mr_residency res = { .scope = MR_RESIDENCY_PROCESS, .regions = acc,
+				    .nr_regions = 1 };
+	struct mr_region_energy e[2];
+	struct mr_power_model m;
+
+	(void)state;
+	assert_int_equal(mr_power_model_build(&m, &map, NULL), 0);
+	assert_near(m.regions[0].access_nj, 5.15968);
+	/* 1 s active + 10^6 accesses x 5.15968 nJ = 140492.307692 + 5159.68 uJ. */
+	assert_int_equal(mr_power_model_energy(&m, &res, 1, -1, e, NULL), 0);
+	assert_near(e[0].energy_uj, 145651.987692);
+	mr_power_model_destroy(&m);
+}
+
+static void test_dmi_devices(void **state)
+{
+	/* 4 x 16 GiB ECC DIMMs = 72 devices; a 2 GiB region holds 2/64 of them. */
+	struct mr_dmi_memory dmi = { .nr_dimms = 4, .total_bytes = 64 * MR_GIB,
+				     .devices = 72, .type = MR_DRAM_DDR4 };
+	struct mr_power_model m;
+
+	(void)state;
+	assert_int_equal(mr_power_model_build(&m, &map, &dmi), 0);
+	assert_int_equal(m.regions[0].devices_from, MR_DEVICES_DMI);
+	assert_near(m.regions[0].devices, 2.25);
+	assert_near(m.regions[0].active_mw, 2.25 * 70.246153846);
+	/* ECC: 9 devices per rank. */
+	assert_near(m.regions[0].access_nj, 9 * 0.64496);
+	mr_power_model_destroy(&m);
+}
+
+static void test_dmi_parse(void **state)
+{
+	uint8_t raw[0x28];
+	uint64_t bytes;
+	double devices;
+	int type;
+
+	(void)state;
+	memset(raw, 0, sizeof(raw));
+	raw[0] = 17;
+	raw[1] = 0x28;
+	raw[0x08] = 72;			/* total width */
+	raw[0x0a] = 64;			/* data width */
+	raw[0x0c] = 0x00;
+	raw[0x0d] = 0x40;		/* 16384 MiB */
+	raw[0x12] = 0x1a;		/* DDR4 */
+	assert_int_equal(mr_dmi_parse_type17(raw, sizeof(raw), &bytes, &devices, &type), 0);
+	assert_int_equal(bytes, 16 * MR_GIB);
+	assert_near(devices, 18);
+	assert_int_equal(type, 0x1a);
+	raw[0x0c] = 0xff;
+	raw[0x0d] = 0x7f;		/* extended size */
+	raw[0x1c] = 0x00;
+	raw[0x1d] = 0x00;
+	raw[0x1e] = 0x01;		/* 65536 MiB */
+	raw[0x0a] = 72;			/* no ECC */
+	assert_int_equal(mr_dmi_parse_type17(raw, sizeof(raw), &bytes, &devices, &type), 0);
+	assert_int_equal(bytes, 64 * MR_GIB);
+	assert_near(devices, 64);
+	raw[0x0c] = 0;
+	raw[0x0d] = 0;			/* empty slot */
+	assert_int_equal(mr_dmi_parse_type17(raw, sizeof(raw), &bytes, &devices, &type), 0);
+	assert_int_equal(bytes, 0);
+	raw[0] = 16;			/* not type 17 */
+	assert_int_equal(mr_dmi_parse_type17(raw, sizeof(raw), &bytes, &devices, &type), -EINVAL);
+	raw[0] = 17;
+	assert_int_equal(mr_dmi_parse_type17(raw, 0x10, &bytes, &devices, &type), -EINVAL);
+}
+
+static void write_file(const char *path, const char *s)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(s, f);
+	fclose(f);
+}
+
+static void test_residency_json(void **state)
+{
+	char path[] = "/tmp/mr-residency-XXXXXX";
+	struct mr_residency res;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, "{\"scope\":\"process\",\"interval_us\":5000,\"regions\":["
+		   "{\"id\":2,\"intervals\":8,\"idle_intervals\":6,\"accesses\":12}]}");
+	assert_int_equal(mr_residency_read_json(path, &res), 0);
+	assert_int_equal(res.scope, MR_RESIDENCY_PROCESS);
+	assert_int_equal(res.interval_us, 5000);
+	assert_int_equal(res.nr_regions, 3);
+	assert_int_equal(res.regions[0].intervals, 0);
+	assert_int_equal(res.regions[2].intervals, 8);
+	assert_int_equal(res.regions[2].idle_intervals, 6);
+	assert_int_equal(res.regions[2].accesses, 12);
+	mr_residency_free(&res);
+
+	write_file(path, "{\"scope\":\"virtual\",\"interval_us\":5000,\"regions\":[]}");
+	assert_int_equal(mr_residency_read_json(path, &res), -EINVAL);
+	assert_non_null(strstr(mr_last_error(), "not physical or process"));
+	write_file(path, "{\"scope\":\"physical\",\"interval_us\":-1,\"regions\":[]}");
+	assert_int_equal(mr_residency_read_json(path, &res), -EINVAL);
+	write_file(path, "{\"scope\":\"physical\",\"interval_us\":1,\"regions\":[{\"id\":0}]}");
+	assert_int_equal(mr_residency_read_json(path, &res), -EINVAL);
+	assert_non_null(strstr(mr_last_error(), "\"intervals\" missing"));
+	write_file(path, "not json");
+	assert_int_equal(mr_residency_read_json(path, &res), -EINVAL);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_datasheet_figures),
+		cmocka_unit_test(test_region_power),
+		cmocka_unit_test(test_energy_residency),
+		cmocka_unit_test(test_energy_no_access_data),
+		cmocka_unit_test(test_energy_accesses),
+		cmocka_unit_test(test_dmi_devices),
+		cmocka_unit_test(test_dmi_parse),
+		cmocka_unit_test(test_residency_json),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
