@@ -24,6 +24,7 @@ static int model_open(struct mr_energy_source *src)
 	struct mr_dmi_memory dmi;
 	struct model_priv *priv;
 	bool have_dmi;
+	char dmi_why[256];
 	unsigned i, j;
 	int ret;
 
@@ -38,14 +39,15 @@ static int model_open(struct mr_energy_source *src)
 		mr_energy_note(src, "model: regions are NUMA nodes (region discovery: %s)", why);
 	}
 	have_dmi = mr_dmi_memory_read(&dmi) == 0;
-	if (!have_dmi)
-		mr_energy_note(src, "model: no DMI memory devices (%s): devices by capacity",
-			       mr_last_error());
+	snprintf(dmi_why, sizeof(dmi_why), "%s", have_dmi ? "" : mr_last_error());
 	ret = mr_power_model_build(&m, &map, have_dmi ? &dmi : NULL);
 	if (ret) {
 		mr_region_map_destroy(&map);
 		return ret;
 	}
+	if (!have_dmi && m.nr_regions && !m.regions[0].from_mpst)
+		mr_energy_note(src, "model: no DMI memory devices (%s): devices by capacity",
+			       dmi_why);
 	mr_power_model_read_offline(&m, &map);
 	priv = calloc(1, sizeof(*priv));
 	if (!priv) {
