@@ -103,6 +103,12 @@ struct mr_region {
 	uint64_t *blocks;
 	unsigned nr_blocks;
 	struct mr_occupancy occ;
+	/* Added by the regions helper (after the original fields, so code using the
+	 * ones above is unchanged): */
+	bool node_has_cpus;		/* @node >= 0 and it has CPUs (sysfs) */
+	char node_kind[32];		/* hwloc's NUMA node subtype ("DRAM", "HBM", ...), or "" */
+	uint64_t bandwidth_mbps;	/* hwloc memory attribute, best initiator; 0 unknown */
+	uint64_t latency_ns;		/* hwloc memory attribute, best initiator; 0 unknown */
 };
 
 /*
@@ -119,6 +125,9 @@ struct mr_region_map {
 	uint64_t block_size_bytes;
 	char **notes;
 	unsigned nr_notes;
+	/* Added by the regions helper: */
+	char **warnings;		/* firmware problems (MPST checks), one line each */
+	unsigned nr_warnings;
 };
 
 /* struct mr_discover_opts - what `memregctl regions` options ask for. */

@@ -1,0 +1,208 @@
+/* Occupancy: what each region holds. As root, per page from /proc/kpageflags and
+ * /proc/kpagecount over the region's PFNs; otherwise per node from the node's meminfo,
+ * spread over the node's regions by size. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/root.h"
+#include "common/sys.h"
+#include "regions/source.h"
+
+/* include/uapi/linux/kernel-page-flags.h */
+#define KPF_SLAB	7
+#define KPF_BUDDY	10
+#define KPF_MMAP	11
+#define KPF_ANON	12
+#define KPF_SWAPCACHE	13
+#define KPF_SWAPBACKED	14
+#define KPF_UNEVICTABLE	18
+#define KPF_HWPOISON	19
+#define KPF_NOPAGE	20
+#define KPF_OFFLINE	23
+#define KPF_PGTABLE	26
+#define KPF_RESERVED	32
+#define KPF_LRU		5
+#define BIT(n) (UINT64_C(1) << (n))
+
+#define KPF_MOVABLE (BIT(KPF_LRU) | BIT(KPF_ANON) | BIT(KPF_MMAP) | BIT(KPF_SWAPCACHE) | \
+		     BIT(KPF_SWAPBACKED) | BIT(KPF_UNEVICTABLE))
+#define KPF_UNMOVABLE (BIT(KPF_SLAB) | BIT(KPF_PGTABLE) | BIT(KPF_RESERVED) | BIT(KPF_HWPOISON))
+/* No struct page, or a page the balloon or hotplug took away: holds nothing. */
+#define KPF_ABSENT (BIT(KPF_NOPAGE) | BIT(KPF_OFFLINE))
+
+/* 64 Ki pages a read: 512 KiB of flags, one syscall per 256 MiB of memory. */
+#define CHUNK_PAGES 65536u
+
+enum page_kind { PAGE_ABSENT, PAGE_FREE, PAGE_MOVABLE, PAGE_UNMOVABLE };
+
+/*
+ * One page's kind from its flags and its map count. Unmovable wins over movable (a
+ * reserved page is never migrated); a page with no flags is free when nobody holds it
+ * (the tail of a free buddy block) and a kernel allocation otherwise (vmalloc, drivers).
+ */
+static enum page_kind page_kind(uint64_t flags, uint64_t count)
+{
+	if (flags & KPF_ABSENT)
+		return PAGE_ABSENT;
+	if (flags & BIT(KPF_BUDDY))
+		return PAGE_FREE;
+	if (flags & KPF_UNMOVABLE)
+		return PAGE_UNMOVABLE;
+	if (flags & KPF_MOVABLE)
+		return PAGE_MOVABLE;
+	if (!flags && !count)
+		return PAGE_FREE;
+	return PAGE_UNMOVABLE;
+}
+
+struct kpf {
+	int flags_fd, count_fd;
+	uint64_t page_bytes;
+	uint64_t *flags, *counts;
+};
+
+/* Count the pages [pfn, pfn + nr) into @occ; stops quietly where the files end. */
+static int count_range(struct kpf *k, uint64_t pfn, uint64_t nr, struct mr_occupancy *occ)
+{
+	uint64_t pages[4] = { 0 };
+	size_t want, got, i;
+	bool need_counts;
+	long n;
+
+	while (nr) {
+		want = nr < CHUNK_PAGES ? (size_t)nr : CHUNK_PAGES;
+		n = mr_root_pread(k->flags_fd, k->flags, want * 8, pfn * 8);
+		if (n < 0)
+			return mr_error((int)n, "/proc/kpageflags: read at pfn 0x%llx: %s",
+					(unsigned long long)pfn, strerror((int)-n));
+		got = (size_t)n / 8;
+		if (!got)
+			break;
+		/* kpagecount only matters for pages without flags. */
+		need_counts = false;
+		for (i = 0; i < got && !need_counts; i++)
+			need_counts = k->flags[i] == 0;
+		if (need_counts && k->count_fd >= 0) {
+			n = mr_root_pread(k->count_fd, k->counts, got * 8, pfn * 8);
+			if (n < 0)
+				return mr_error((int)n, "/proc/kpagecount: read at pfn 0x%llx: %s",
+						(unsigned long long)pfn, strerror((int)-n));
+			if ((size_t)n < got * 8)
+				memset((char *)k->counts + n, 0, got * 8 - (size_t)n);
+		} else {
+			memset(k->counts, 0, got * 8);
+		}
+		for (i = 0; i < got; i++)
+			pages[page_kind(k->flags[i], k->counts[i])]++;
+		pfn += got;
+		nr -= got;
+		if (got < want)
+			break;
+	}
+	occ->free_bytes += pages[PAGE_FREE] * k->page_bytes;
+	occ->movable_bytes += pages[PAGE_MOVABLE] * k->page_bytes;
+	occ->unmovable_bytes += pages[PAGE_UNMOVABLE] * k->page_bytes;
+	return 0;
+}
+
+static int by_page(struct mr_region_map *map)
+{
+	struct kpf k = { .count_fd = -1 };
+	struct mr_region *r;
+	unsigned i;
+	int ret = 0;
+
+	k.page_bytes = (uint64_t)sysconf(_SC_PAGESIZE);
+	k.flags_fd = mr_root_open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	if (k.flags_fd < 0)
+		return k.flags_fd;
+	k.count_fd = mr_root_open("/proc/kpagecount", O_RDONLY | O_CLOEXEC);
+	if (k.count_fd < 0) {
+		mr_sys_close(k.flags_fd);
+		return k.count_fd;
+	}
+	k.flags = malloc(CHUNK_PAGES * 8);
+	k.counts = malloc(CHUNK_PAGES * 8);
+	if (!k.flags || !k.counts)
+		ret = mr_error(-ENOMEM, "out of memory");
+	mr_for_each_region(map, r) {
+		if (ret)
+			break;
+		memset(&r->occ, 0, sizeof(r->occ));
+		r->occ.granularity = MR_OCC_PAGE;
+		for (i = 0; i < r->nr_ranges && !ret; i++) {
+			uint64_t first = r->ranges[i].start / k.page_bytes;
+			uint64_t end = (r->ranges[i].start + r->ranges[i].size) / k.page_bytes;
+
+			if (end > first)
+				ret = count_range(&k, first, end - first, &r->occ);
+		}
+	}
+	free(k.flags);
+	free(k.counts);
+	mr_sys_close(k.flags_fd);
+	mr_sys_close(k.count_fd);
+	return ret;
+}
+
+/* Each node's meminfo split over its regions in proportion to their size. */
+static void by_node(struct mr_region_map *map, const struct mr_machine *m)
+{
+	unsigned i, nr_unknown = 0;
+	struct mr_region *r, *q;
+
+	mr_for_each_region(map, r) {
+		const struct mr_node_info *n = NULL;
+		uint64_t node_region_bytes = 0, used, movable;
+		double share;
+
+		memset(&r->occ, 0, sizeof(r->occ));
+		for (i = 0; i < m->nr_nodes; i++)
+			if (m->nodes[i].node == r->node && m->nodes[i].total_bytes)
+				n = &m->nodes[i];
+		if (!n) {
+			nr_unknown++;
+			continue;
+		}
+		mr_for_each_region(map, q)
+			if (q->node == r->node)
+				node_region_bytes += q->size_bytes;
+		share = node_region_bytes ? (double)r->size_bytes / (double)node_region_bytes : 0;
+		used = n->total_bytes > n->free_bytes ? n->total_bytes - n->free_bytes : 0;
+		movable = n->lru_bytes < used ? n->lru_bytes : used;
+		r->occ.granularity = MR_OCC_NODE;
+		r->occ.free_bytes = (uint64_t)((double)n->free_bytes * share);
+		r->occ.movable_bytes = (uint64_t)((double)movable * share);
+		r->occ.unmovable_bytes = (uint64_t)((double)(used - movable) * share);
+	}
+	if (nr_unknown)
+		mr_region_note(map, "occupancy: not measured for %u region%s (no single node with "
+			       "a readable meminfo)", nr_unknown, nr_unknown == 1 ? "" : "s");
+}
+
+void mr_region_map_occupancy(struct mr_region_map *map, const struct mr_machine *m)
+{
+	char why[512];
+	int ret;
+
+	ret = by_page(map);
+	if (!ret) {
+		mr_region_note(map, "occupancy: per page from /proc/kpageflags and "
+			       "/proc/kpagecount (granularity page); free is an estimate: the "
+			       "kernel marks only the first page of a free block BUDDY and "
+			       "exports no block size, so pages with no flags and no users "
+			       "count as free");
+		return;
+	}
+	snprintf(why, sizeof(why), "%s", strerror(-ret));
+	mr_clear_error();
+	by_node(map, m);
+	mr_region_note(map, "occupancy: per node from /sys/devices/system/node/nodeN/meminfo, "
+		       "spread over the node's regions by size (granularity node): "
+		       "/proc/kpageflags is not readable (%s; reading it needs root)", why);
+}
