@@ -1,1 +1,19 @@
-# monitor: sources, programs and tests of this directory.
+# monitor/: the access monitor (core, backends, record files, reports), its
+# commands, the access-pattern generator and the tests.
+libmrcore_la_SOURCES += \
+	monitor/monitor.h monitor/core.c monitor/maps.c monitor/backend.c \
+	monitor/backend-refs.c monitor/backend-softdirty.c \
+	monitor/backend-uffd.c monitor/uffd.h \
+	monitor/backend-damon.c monitor/damon.h \
+	monitor/backend-replay.c \
+	monitor/record.c monitor/record.h
+libmrcore_la_CFLAGS += $(ZLIB_CFLAGS)
+libmrcore_la_LIBADD += $(ZLIB_LIBS) -lpthread
+
+if ENABLE_TESTS
+check_PROGRAMS += tests/monitor/test-core
+tests_monitor_test_core_SOURCES = tests/monitor/test-core.c
+tests_monitor_test_core_CFLAGS = $(MR_TEST_CFLAGS)
+tests_monitor_test_core_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
+TESTS += tests/monitor/test-core
+endif
