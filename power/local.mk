@@ -3,7 +3,7 @@
 libmrcore_la_SOURCES += \
 	power/energy.c power/energy.h \
 	power/src-powercap.c power/src-perf.c power/src-msr.c power/src-model.c \
-	power/model.c power/model.h power/residency.c
+	power/model.c power/model.h power/residency.c power/residency-record.c
 tools_memregctl_SOURCES += tools/cmd-energy.c
 
 if ENABLE_TESTS

@@ -140,6 +140,16 @@ struct mr_residency {
 int mr_residency_read_json(const char *path, struct mr_residency *res);
 void mr_residency_free(struct mr_residency *res);
 
+/* "residency-record.c" */
+struct mr_rec;
+/* Residency of @map's regions from a physical access record (monitor/record.h): a
+ * region is idle in an aggregation interval when no record region overlapping it
+ * had a sampled access. Process-scoped records are refused (virtual addresses). */
+int mr_residency_from_rec(const struct mr_rec *rec, const char *name,
+			  const struct mr_region_map *map, struct mr_residency *res);
+int mr_residency_read_record(const char *path, const struct mr_region_map *map,
+			     struct mr_residency *res);
+
 /*
  * struct mr_region_energy - one region's modelled energy over a run, uJ.
  * @low_fraction: share of the run in the low-power state (0..1).

@@ -38,7 +38,8 @@ static void usage(FILE *f)
 "                    with --sample, the time between lines (default 1000)\n"
 "  --residency FILE  per-region low-power residency (JSON, see docs/energy.md):\n"
 "                    adds per-region energy and the saving against all active\n"
-"  --record FILE     an access record of the same run (needs the monitor module)\n"
+"  --record FILE     a physical access record of the same run (memreg-record(5)),\n"
+"                    read after COMMAND: residency as with --residency\n"
 "  --sample          print one line of DRAM power per interval, no command\n"
 "  --count N         with --sample, stop after N lines\n"
 "  --json            JSON output (fields in memregctl-energy(1))\n"
@@ -96,7 +97,9 @@ struct regions_out {
 	char map_note[256];
 };
 
-static int model_regions(struct regions_out *ro, const struct mr_residency *res,
+/* Build the map and the model; with @record, read the residency from it now (it
+ * is written by the run). */
+static int model_regions(struct regions_out *ro, struct mr_residency *res, const char *record,
 			 double elapsed_s, double measured_uj)
 {
 	struct mr_dmi_memory dmi;
@@ -117,6 +120,11 @@ static int model_regions(struct regions_out *ro, const struct mr_residency *res,
 	if (ret)
 		return ret;
 	mr_power_model_read_offline(&ro->model, &ro->map);
+	if (record) {
+		ret = mr_residency_read_record(record, &ro->map, res);
+		if (ret)
+			return ret;
+	}
 	ro->energy = calloc(ro->model.nr_regions + 1, sizeof(*ro->energy));
 	if (!ro->energy)
 		return mr_error(-ENOMEM, "out of memory");
@@ -413,10 +421,9 @@ int mr_cmd_energy(int argc, char **argv)
 		return mr_cli_usage(argv[0], "no command given (memregctl energy -- COMMAND)");
 	if (count && !sample)
 		return mr_cli_usage(argv[0], "--count needs --sample");
-	if (record)
-		return mr_cli_fail("--record %s: reading access records needs the monitor module, "
-				   "which this build does not have yet; give residency with "
-				   "--residency FILE", record);
+	if (record && residency)
+		return mr_cli_usage(argv[0], "--record and --residency both give residency: "
+				    "choose one");
 	if (mr_root_set(root))
 		return mr_cli_fail("%s", mr_last_error());
 	if (residency) {
@@ -466,13 +473,14 @@ int mr_cmd_energy(int argc, char **argv)
 				  ret ? mr_last_error() : "the sampling thread failed to read");
 		goto out;
 	}
-	if (have_res) {
-		if (model_regions(&ro, &res, elapsed, src.ops->measured ?
+	if (have_res || record) {
+		have_res = true;
+		have_ro = true;
+		if (model_regions(&ro, &res, record, elapsed, src.ops->measured ?
 				  mr_energy_total_uj(&src) : -1)) {
 			ret = mr_cli_fail("power model: %s", mr_last_error());
 			goto out;
 		}
-		have_ro = true;
 	}
 	if (json)
 		print_json(&src, argv + optind, status, elapsed, have_ro ? &ro : NULL,

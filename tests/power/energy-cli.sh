@@ -18,7 +18,10 @@ echo '{"scope":"physical"}' > "$tmp/bad.json"
 check "residency without interval" 1 "bad.json: \"interval_us\" missing" -- --root "$M" --residency "$tmp/bad.json" -- true
 echo '{"scope":"physical","interval_us":1,"regions":[{"id":0,"intervals":1,"idle_intervals":2}]}' > "$tmp/bad.json"
 check "residency idle > total" 1 "idle_intervals > intervals" -- --root "$M" --residency "$tmp/bad.json" -- true
-check "record without monitor" 1 "needs the monitor module" -- --root "$M" --record "$tmp/x" -- true
+check "record file missing" 1 "$tmp/x: No such file" -- --root "$M" --record "$tmp/x" -- true
+echo garbage > "$tmp/x"
+check "record file not a record" 1 "$tmp/x" -- --root "$M" --record "$tmp/x" -- true
+check "record and residency" 2 "choose one" -- --root "$M" --record "$tmp/x" --residency "$tmp/x" -- true
 check "not a DRAM perf event" 1 "not a DRAM energy event" -- --root "$M" --source perf --event rapl::RAPL_ENERGY_PKG -- true
 check "command not found" 127 "no-such-command" -- --root "$M" -- no-such-command-xyz
 "$MEMREGCTL" energy --help > "$tmp/out"

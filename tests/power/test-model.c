@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "common/util.h"
+#include "monitor/record.h"
 #include "power/model.h"
 
 #define assert_near(a, b) do {						\
@@ -267,6 +268,56 @@ static void test_residency_json(void **state)
 	unlink(path);
 }
 
+/*
+ * Record -> residency. Power regions [0, 1G) and [1G, 2G); four snapshots:
+ *   0: [0, 512M) accessed                -> r0 busy, r1 idle
+ *   1: [0, 2G) not accessed               -> both idle
+ *   2: [1G+4K, 1G+8K) accessed, [0, 1G) 0 -> r0 idle, r1 busy
+ *   3: [512M, 1.5G) accessed              -> both busy
+ * r0: 4 intervals, 2 idle; r1: 4 intervals, 2 idle.
+ */
+static void test_residency_from_record(void **state)
+{
+	static struct mr_range ranges[] = { { 0, MR_GIB }, { MR_GIB, MR_GIB } };
+	struct mr_region rs[] = {
+		{ .id = 0, .ranges = &ranges[0], .nr_ranges = 1, .size_bytes = MR_GIB },
+		{ .id = 1, .ranges = &ranges[1], .nr_ranges = 1, .size_bytes = MR_GIB },
+	};
+	struct mr_region_map m2 = { .regions = rs, .nr_regions = 2 };
+	struct mr_rec_region s0[] = { { 0, 512 * MR_MIB, 3, 0 } };
+	struct mr_rec_region s1[] = { { 0, 2 * MR_GIB, 0, 0 } };
+	struct mr_rec_region s2[] = { { 0, MR_GIB, 0, 0 }, { MR_GIB + 4096, MR_GIB + 8192, 1, 0 } };
+	struct mr_rec_region s3[] = { { 512 * MR_MIB, 1536 * MR_MIB, 20, 0 } };
+	struct mr_rec_snapshot snaps[] = {
+		{ 100000, s0, 1 }, { 200000, s1, 1 }, { 300000, s2, 2 }, { 400000, s3, 1 },
+	};
+	struct mr_rec rec = { .hdr = { .kind = MR_MON_TARGET_PHYS, .attrs = { .aggr_us = 100000 },
+				       .backend = "damon" },
+			      .snaps = snaps, .nr_snaps = 4 };
+	struct mr_residency res;
+
+	(void)state;
+	assert_int_equal(mr_residency_from_rec(&rec, "rec", &m2, &res), 0);
+	assert_int_equal(res.scope, MR_RESIDENCY_PHYSICAL);
+	assert_int_equal(res.interval_us, 100000);
+	assert_int_equal(res.nr_regions, 2);
+	assert_int_equal(res.regions[0].intervals, 4);
+	assert_int_equal(res.regions[0].idle_intervals, 2);
+	assert_int_equal(res.regions[1].intervals, 4);
+	assert_int_equal(res.regions[1].idle_intervals, 2);
+	mr_residency_free(&res);
+
+	s3[0].nr_accesses = 0;		/* now r0 is idle in 1, 2, 3 and r1 in 0, 1, 3 */
+	assert_int_equal(mr_residency_from_rec(&rec, "rec", &m2, &res), 0);
+	assert_int_equal(res.regions[0].idle_intervals, 3);
+	assert_int_equal(res.regions[1].idle_intervals, 3);
+	mr_residency_free(&res);
+
+	rec.hdr.kind = MR_MON_TARGET_PROCESS;
+	assert_int_equal(mr_residency_from_rec(&rec, "rec", &m2, &res), -EINVAL);
+	assert_non_null(strstr(mr_last_error(), "process-scoped"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -278,6 +329,7 @@ int main(void)
 		cmocka_unit_test(test_dmi_devices),
 		cmocka_unit_test(test_dmi_parse),
 		cmocka_unit_test(test_residency_json),
+		cmocka_unit_test(test_residency_from_record),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
