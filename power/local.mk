@@ -26,3 +26,7 @@ tests_power_test_model_CFLAGS = $(MR_TEST_CFLAGS)
 tests_power_test_model_LDADD = $(MR_TEST_LDADD)
 TESTS += tests/power/test-energy tests/power/test-model
 endif
+
+dist_man_MANS += man/memregctl-energy.1
+EXTRA_DIST += docs/energy.md tests/fixtures/energy-intel-2s tests/fixtures/energy-client \
+	tests/fixtures/energy-amd

@@ -24,8 +24,10 @@
 #define MR_MSR_FIXED_DRAM_UJ	15.3
 
 /* Family-6 models whose DRAM domain uses the fixed unit, as Linux's rapl drivers
- * list them (rapl_defaults_hsw_server / model_hsx, model_knl). Sapphire Rapids had
- * the quirk once and lost it: its DRAM unit is the one in 0x606. */
+ * list them (powercap: rapl_defaults_hsw_server; perf: model_hsx, model_knl).
+ * Broadwell-DE is quirked by the perf driver only; Ice Lake-SP/D by the powercap
+ * driver (newer than the perf list read); we follow the union. Sapphire Rapids had
+ * the quirk once and lost it: its DRAM unit is the one in 0x606. docs/energy.md. */
 static const struct {
 	unsigned model;
 	const char *name;
