@@ -28,5 +28,4 @@ TESTS += tests/power/test-energy tests/power/test-model
 endif
 
 dist_man_MANS += man/memregctl-energy.1
-EXTRA_DIST += docs/energy.md tests/fixtures/energy-intel-2s tests/fixtures/energy-client \
-	tests/fixtures/energy-amd
+EXTRA_DIST += docs/energy.md
