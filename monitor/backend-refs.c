@@ -102,21 +102,33 @@ static int refs_selftest(struct mr_mon_ctx *ctx)
 	uint64_t before, after;
 	int err;
 
-	page = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* three pages, the outer two inaccessible: the middle one is a VMA of its own,
+	 * never merged with a neighbour whose pages would count too */
+	page = mmap(NULL, 3 * (size_t)pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (page == MAP_FAILED)
 		return mr_error(-errno, "refs: self-test mmap: %s", strerror(errno));
+	page += pg;
+	if (mprotect((void *)page, (size_t)pg, PROT_READ | PROT_WRITE)) {
+		munmap((void *)(page - pg), 3 * (size_t)pg);
+		return mr_error(-errno, "refs: self-test mprotect: %s", strerror(errno));
+	}
 	page[0] = 1;
 	err = clear_refs(getpid(), "1");
 	if (!err)
 		err = read_smaps(getpid(), &p);
 	v = err ? NULL : find_vma(&p, (uint64_t)(uintptr_t)page);
 	before = v ? v->referenced_bytes : 0;
+	/* clear_refs does not flush the TLB (neither does DAMON's mkold: too costly),
+	 * and a CPU sets the accessed bit only on a page walk. Changing the protection
+	 * flushes this page's entry, so the next access walks and sets it. */
+	mprotect((void *)page, (size_t)pg, PROT_READ);
+	mprotect((void *)page, (size_t)pg, PROT_READ | PROT_WRITE);
 	page[0]++;
 	if (!err)
 		err = read_smaps(getpid(), &p);
 	v = err ? NULL : find_vma(&p, (uint64_t)(uintptr_t)page);
 	after = v ? v->referenced_bytes : 0;
-	munmap((void *)page, (size_t)pg);
+	munmap((void *)(page - pg), 3 * (size_t)pg);
 	free(p.vmas);
 	if (err)
 		return mr_error(-ENOTSUP, "refs: self-test: %s", mr_last_error());
@@ -182,8 +194,9 @@ const struct mr_mon_ops mr_mon_ops_refs = {
 		"interval and reads Referenced: from /proc/PID/smaps. Sees reads and writes, of\n"
 		"any process you may trace, per mapping (not per page). It clears the accessed\n"
 		"bits that the kernel's own page reclaim reads, so the target's pages look\n"
-		"younger or colder to reclaim than they are; and each clear flushes the\n"
-		"target's TLB.",
+		"younger or colder to reclaim than they are. Like DAMON it does not flush the\n"
+		"TLB after clearing, so a page whose translation stays cached reads\n"
+		"unreferenced: very small, very hot sets are under-counted.",
 	/* measured: a clear + smaps read of a 1 GiB target costs about 2-4 ms here */
 	.default_attrs = { .sample_us = 100000, .aggr_us = 1000000, .update_us = 5000000,
 			   .min_nr_regions = 10, .max_nr_regions = 1000 },

@@ -57,9 +57,16 @@ static int sd_selftest(struct mr_mon_ctx *ctx)
 	uint64_t e0 = 0, e1 = 0;
 	int fd, err;
 
-	page = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* three pages, the outer two inaccessible: the middle one is a VMA of its own,
+	 * never merged with a neighbour whose pages would count too */
+	page = mmap(NULL, 3 * (size_t)pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (page == MAP_FAILED)
 		return mr_error(-errno, "softdirty: self-test mmap: %s", strerror(errno));
+	page += pg;
+	if (mprotect((void *)page, (size_t)pg, PROT_READ | PROT_WRITE)) {
+		munmap((void *)(page - pg), 3 * (size_t)pg);
+		return mr_error(-errno, "softdirty: self-test mprotect: %s", strerror(errno));
+	}
 	page[0] = 1;
 	fd = open_pagemap(getpid());
 	err = fd < 0 ? fd : clear_soft_dirty(getpid());
@@ -70,7 +77,7 @@ static int sd_selftest(struct mr_mon_ctx *ctx)
 		err = read_entry(fd, (uint64_t)(uintptr_t)page, pg, &e1);
 	if (fd >= 0)
 		mr_sys_close(fd);
-	munmap((void *)page, (size_t)pg);
+	munmap((void *)(page - pg), 3 * (size_t)pg);
 	if (err)
 		return mr_error(-ENOTSUP, "softdirty: self-test: %s", mr_last_error());
 	if ((e0 & PM_SOFT_DIRTY) || !(e1 & PM_SOFT_DIRTY))

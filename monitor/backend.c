@@ -66,8 +66,11 @@ const struct mr_mon_ops *mr_mon_backend_auto(enum mr_mon_target_kind kind, bool 
 			reason = mr_last_error();
 		}
 		if (why && used < why_len) {
-			int n = snprintf(why + used, why_len - used, "%s%s: %s",
-					 used ? "; " : "", ops->name, reason);
+			/* backend messages already start with the backend's name */
+			bool named = strncmp(reason, ops->name, strlen(ops->name)) == 0;
+			int n = snprintf(why + used, why_len - used, "%s%s%s%s",
+					 used ? "; " : "", named ? "" : ops->name,
+					 named ? "" : ": ", reason);
 
 			if (n > 0)
 				used += (size_t)n;

@@ -6,9 +6,14 @@ libmrcore_la_SOURCES += \
 	monitor/backend-uffd.c monitor/uffd.h \
 	monitor/backend-damon.c monitor/damon.h \
 	monitor/backend-replay.c \
-	monitor/record.c monitor/record.h
+	monitor/record.c monitor/record.h \
+	monitor/report.c monitor/report.h
 libmrcore_la_CFLAGS += $(ZLIB_CFLAGS)
 libmrcore_la_LIBADD += $(ZLIB_LIBS) -lpthread
+
+# memregctl's monitor commands. tools/local.mk is included after this file, so it
+# names this variable in tools_memregctl_SOURCES (automake forbids += before =).
+MR_MONITOR_CMD_SOURCES = tools/cmd-record.c tools/cmd-report.c
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/monitor/test-core
@@ -17,3 +22,11 @@ tests_monitor_test_core_CFLAGS = $(MR_TEST_CFLAGS)
 tests_monitor_test_core_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
 TESTS += tests/monitor/test-core
 endif
+
+# The access-pattern generator and its shipped configs (in the lab guest too).
+bin_PROGRAMS += monitor/memreg-accessgen
+monitor_memreg_accessgen_SOURCES = monitor/accessgen.c
+monitor_memreg_accessgen_CPPFLAGS = $(AM_CPPFLAGS) -DMR_PKGDATADIR='"$(pkgdatadir)"'
+monitor_memreg_accessgen_LDADD = libmrcommon.la
+accessgenconfigdir = $(pkgdatadir)/configs
+dist_accessgenconfig_DATA = monitor/configs/stairs monitor/configs/zigzag
