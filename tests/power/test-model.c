@@ -186,6 +186,31 @@ static void test_dmi_devices(void **state)
 	mr_power_model_destroy(&m);
 }
 
+/* DDR5 memory (SMBIOS type 0x22): no DDR5 row has a citable source yet, so the DDR4
+ * row is used and a note says so; never silently. */
+static void test_ddr5_fallback(void **state)
+{
+	struct mr_dmi_memory dmi = { .nr_dimms = 4, .total_bytes = 64 * MR_GIB,
+				     .devices = 64, .type = MR_DRAM_DDR5 };
+	struct mr_power_model m;
+	unsigned i;
+	bool noted = false;
+
+	(void)state;
+	assert_int_equal(mr_power_model_build(&m, &map, &dmi), 0);
+	assert_non_null(m.figures);
+	if (mr_dram_figures_for(MR_DRAM_DDR5)) {
+		/* Once a DDR5 row exists the model must pick it. */
+		assert_int_equal(m.figures->type, MR_DRAM_DDR5);
+	} else {
+		assert_int_equal(m.figures->type, MR_DRAM_DDR4);
+		for (i = 0; i < m.nr_notes; i++)
+			noted |= strstr(m.notes[i], "DDR5 memory modelled with DDR4 figures") != NULL;
+		assert_true(noted);
+	}
+	mr_power_model_destroy(&m);
+}
+
 static void test_dmi_parse(void **state)
 {
 	uint8_t raw[0x28];
@@ -327,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_energy_no_access_data),
 		cmocka_unit_test(test_energy_accesses),
 		cmocka_unit_test(test_dmi_devices),
+		cmocka_unit_test(test_ddr5_fallback),
 		cmocka_unit_test(test_dmi_parse),
 		cmocka_unit_test(test_residency_json),
 		cmocka_unit_test(test_residency_from_record),
