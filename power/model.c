@@ -79,6 +79,7 @@ const char *mr_devices_from_name(enum mr_devices_from from)
 		[MR_DEVICES_NONE] = "mpst",
 		[MR_DEVICES_DMI] = "dmi",
 		[MR_DEVICES_CAPACITY] = "capacity",
+		[MR_DEVICES_COMPONENTS] = "components",
 	};
 	return from < NR_MR_DEVICES ? names[from] : "?";
 }
@@ -199,12 +200,70 @@ static const struct mr_power_state *mpst_state(const struct mr_region *r, unsign
 	return NULL;
 }
 
+/* How many regions of @map list component @id: a DIMM named by two MPST nodes is
+ * shared between them. */
+static unsigned component_sharers(const struct mr_region_map *map, uint16_t id)
+{
+	const struct mr_region *r;
+	unsigned n = 0, i;
+
+	mr_for_each_region(map, r)
+		for (i = 0; i < r->nr_components; i++)
+			if (r->components[i] == id) {
+				n++;
+				break;
+			}
+	return n;
+}
+
+/*
+ * Devices behind a datasheet region, in order of precedence:
+ * 1. MPST physical components with SMBIOS readable: each component is one memory
+ *    device (DIMM); its DRAM packages are SMBIOS's devices per DIMM (an average:
+ *    which SMBIOS entry a component is, only PMTT says), split between the regions
+ *    that share the component. Used only when those DIMMs can hold the region.
+ * 2. SMBIOS alone: the DIMMs' devices spread over regions by size.
+ * 3. Capacity: region size / device size, no ECC devices.
+ */
+static void region_devices(struct mr_power_model *m, const struct mr_region_map *map,
+			   const struct mr_region *r, const struct mr_dmi_memory *dmi,
+			   struct mr_region_power *p, unsigned *nr_inconsistent)
+{
+	if (r->nr_components && dmi && dmi->nr_dimms && dmi->total_bytes) {
+		double per_dimm = dmi->devices / dmi->nr_dimms;
+		double dimm_bytes = (double)dmi->total_bytes / dmi->nr_dimms;
+		double devices = 0, bytes = 0;
+		unsigned i;
+
+		for (i = 0; i < r->nr_components; i++) {
+			unsigned k = component_sharers(map, r->components[i]);
+
+			devices += per_dimm / (k ? k : 1);
+			bytes += dimm_bytes / (k ? k : 1);
+		}
+		if (bytes + 0.5 >= (double)r->size_bytes) {
+			p->devices = devices;
+			p->devices_from = MR_DEVICES_COMPONENTS;
+			return;
+		}
+		(*nr_inconsistent)++;
+	}
+	if (dmi && dmi->total_bytes) {
+		p->devices = dmi->devices * (double)r->size_bytes / (double)dmi->total_bytes;
+		p->devices_from = MR_DEVICES_DMI;
+	} else {
+		p->devices = (double)r->size_bytes / (double)m->figures->device_bytes;
+		p->devices_from = MR_DEVICES_CAPACITY;
+	}
+}
+
 int mr_power_model_build(struct mr_power_model *m, const struct mr_region_map *map,
 			 const struct mr_dmi_memory *dmi)
 {
 	enum mr_dram_type type = dmi ? dmi->type : MR_DRAM_DDR4;
 	const struct mr_region *r;
-	unsigned manual = 0;
+	unsigned manual = 0, inconsistent = 0, unsized_components = 0, i;
+	unsigned from[NR_MR_DEVICES] = { 0 };
 
 	memset(m, 0, sizeof(*m));
 	m->figures = mr_dram_figures_for(type);
@@ -219,7 +278,6 @@ int mr_power_model_build(struct mr_power_model *m, const struct mr_region_map *m
 	mr_for_each_region(map, r) {
 		struct mr_region_power *p = &m->regions[r - map->regions];
 		const struct mr_power_state *s0 = mpst_state(r, 0);
-		unsigned i;
 
 		p->id = r->id;
 		p->node = r->node;
@@ -246,13 +304,10 @@ int mr_power_model_build(struct mr_power_model *m, const struct mr_region_map *m
 				}
 			}
 		} else {
-			if (dmi && dmi->total_bytes) {
-				p->devices = dmi->devices * (double)r->size_bytes / (double)dmi->total_bytes;
-				p->devices_from = MR_DEVICES_DMI;
-			} else {
-				p->devices = (double)r->size_bytes / (double)m->figures->device_bytes;
-				p->devices_from = MR_DEVICES_CAPACITY;
-			}
+			region_devices(m, map, r, dmi, p, &inconsistent);
+			if (r->nr_components && p->devices_from == MR_DEVICES_CAPACITY)
+				unsized_components++;
+			from[p->devices_from]++;
 			p->active_mw = p->devices * mr_dram_active_mw(m->figures);
 			p->low_mw = p->devices * mr_dram_powerdown_mw(m->figures);
 			p->low_state = -1;
@@ -265,9 +320,28 @@ int mr_power_model_build(struct mr_power_model *m, const struct mr_region_map *m
 	if (manual)
 		note(m, "%u MPST power state(s) need an OS command to enter; nothing sends it, "
 		     "so they are never counted", manual);
-	if (m->nr_regions && !m->regions[0].from_mpst)
+	if (from[MR_DEVICES_COMPONENTS] || from[MR_DEVICES_DMI] || from[MR_DEVICES_CAPACITY]) {
+		char list[128] = "";
+		size_t len = 0;
+
+		for (i = MR_DEVICES_DMI; i < NR_MR_DEVICES; i++)
+			if (from[i] && len < sizeof(list))
+				len += (size_t)snprintf(list + len, sizeof(list) - len,
+							"%s%s: %u region(s)", len ? "; " : "",
+							mr_devices_from_name(i), from[i]);
 		note(m, "region power from datasheet figures (%s) x devices (%s)",
-		     m->figures->name, mr_devices_from_name(m->regions[0].devices_from));
+		     m->figures->name, list);
+	}
+	if (from[MR_DEVICES_COMPONENTS])
+		note(m, "components: devices = MPST physical components (DIMMs) x SMBIOS devices "
+		     "per DIMM (%.1f, the average: only PMTT says which DIMM a component is)",
+		     dmi->devices / dmi->nr_dimms);
+	if (inconsistent)
+		note(m, "%u region(s) larger than their MPST components' DIMMs: devices spread "
+		     "from SMBIOS by size instead", inconsistent);
+	if (unsized_components)
+		note(m, "%u region(s) name MPST components, but DIMM sizes are unknown without "
+		     "SMBIOS: devices by capacity", unsized_components);
 	return 0;
 }
 

@@ -49,6 +49,7 @@ enum mr_devices_from {
 	MR_DEVICES_NONE,	/* powers from MPST: the device count does not matter */
 	MR_DEVICES_DMI,		/* SMBIOS memory devices, spread over regions by size */
 	MR_DEVICES_CAPACITY,	/* region size / device size; no ECC devices */
+	MR_DEVICES_COMPONENTS,	/* MPST physical components (DIMMs) x SMBIOS devices per DIMM */
 	NR_MR_DEVICES,
 };
 const char *mr_devices_from_name(enum mr_devices_from from);

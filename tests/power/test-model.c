@@ -186,6 +186,74 @@ static void test_dmi_devices(void **state)
 	mr_power_model_destroy(&m);
 }
 
+/*
+ * Device counts from MPST physical components. SMBIOS: 4 DIMMs of 16 GiB ECC, 72
+ * devices, 18 per DIMM. Region 0 (16 GiB) names components 1 and 2, region 1
+ * (8 GiB) names component 2 only, region 2 (2 GiB) names none, region 3 (64 GiB)
+ * names component 3 alone, which cannot hold it:
+ *   component 2 is shared by two regions: region 0 = 18 + 18/2 = 27 devices,
+ *   region 1 = 18/2 = 9 devices (components);
+ *   region 2: 72 x 2/64 = 2.25 devices (dmi, by size);
+ *   region 3: 16 GiB of DIMM for 64 GiB: inconsistent, 72 x 64/64 = 72 (dmi).
+ * Without SMBIOS every region is by capacity: 16, 8, 2, 64.
+ */
+static uint16_t comp0[] = { 1, 2 }, comp1[] = { 2 }, comp3[] = { 3 };
+static struct mr_region cregions[] = {
+	{ .id = 0, .node = 0, .mpst_node_id = 0, .size_bytes = 16 * MR_GIB,
+	  .components = comp0, .nr_components = 2 },
+	{ .id = 1, .node = 0, .mpst_node_id = 1, .size_bytes = 8 * MR_GIB,
+	  .components = comp1, .nr_components = 1 },
+	{ .id = 2, .node = 1, .mpst_node_id = -1, .size_bytes = 2 * MR_GIB },
+	{ .id = 3, .node = 1, .mpst_node_id = 3, .size_bytes = 64 * MR_GIB,
+	  .components = comp3, .nr_components = 1 },
+};
+static const struct mr_region_map cmap = {
+	.source = MR_SOURCE_MPST, .regions = cregions, .nr_regions = 4,
+};
+
+static bool has_note(const struct mr_power_model *m, const char *s)
+{
+	unsigned i;
+
+	for (i = 0; i < m->nr_notes; i++)
+		if (strstr(m->notes[i], s))
+			return true;
+	return false;
+}
+
+static void test_component_devices(void **state)
+{
+	struct mr_dmi_memory dmi = { .nr_dimms = 4, .total_bytes = 64 * MR_GIB,
+				     .devices = 72, .type = MR_DRAM_DDR4 };
+	struct mr_power_model m;
+
+	(void)state;
+	assert_int_equal(mr_power_model_build(&m, &cmap, &dmi), 0);
+	assert_int_equal(m.regions[0].devices_from, MR_DEVICES_COMPONENTS);
+	assert_near(m.regions[0].devices, 27);
+	assert_near(m.regions[0].active_mw, 27 * 70.246153846);
+	assert_near(m.regions[0].low_mw, 27 * 48.646153846);
+	assert_int_equal(m.regions[1].devices_from, MR_DEVICES_COMPONENTS);
+	assert_near(m.regions[1].devices, 9);
+	assert_int_equal(m.regions[2].devices_from, MR_DEVICES_DMI);
+	assert_near(m.regions[2].devices, 2.25);
+	assert_int_equal(m.regions[3].devices_from, MR_DEVICES_DMI);
+	assert_near(m.regions[3].devices, 72);
+	assert_string_equal(mr_devices_from_name(MR_DEVICES_COMPONENTS), "components");
+	assert_true(has_note(&m, "dmi: 2 region(s); components: 2 region(s)"));
+	assert_true(has_note(&m, "SMBIOS devices per DIMM (18.0"));
+	assert_true(has_note(&m, "1 region(s) larger than their MPST components' DIMMs"));
+	mr_power_model_destroy(&m);
+
+	assert_int_equal(mr_power_model_build(&m, &cmap, NULL), 0);
+	assert_int_equal(m.regions[0].devices_from, MR_DEVICES_CAPACITY);
+	assert_near(m.regions[0].devices, 16);
+	assert_near(m.regions[1].devices, 8);
+	assert_near(m.regions[3].devices, 64);
+	assert_true(has_note(&m, "3 region(s) name MPST components, but DIMM sizes are unknown"));
+	mr_power_model_destroy(&m);
+}
+
 /* DDR5 memory (SMBIOS type 0x22): no DDR5 row has a citable source yet, so the DDR4
  * row is used and a note says so; never silently. */
 static void test_ddr5_fallback(void **state)
@@ -352,6 +420,7 @@ int main(void)
 		cmocka_unit_test(test_energy_no_access_data),
 		cmocka_unit_test(test_energy_accesses),
 		cmocka_unit_test(test_dmi_devices),
+		cmocka_unit_test(test_component_devices),
 		cmocka_unit_test(test_ddr5_fallback),
 		cmocka_unit_test(test_dmi_parse),
 		cmocka_unit_test(test_residency_json),
