@@ -281,6 +281,7 @@ int mr_power_model_build(struct mr_power_model *m, const struct mr_region_map *m
 
 		p->id = r->id;
 		p->node = r->node;
+		p->socket = -1;
 		p->size_bytes = r->size_bytes;
 		p->low_state = -2;
 		if (s0) {
@@ -469,5 +470,136 @@ int mr_power_model_energy(const struct mr_power_model *m, const struct mr_reside
 	}
 	if (scale)
 		*scale = k;
+	return 0;
+}
+
+/* The package of @node's CPUs: -1 and a reason when it has none or several. */
+static int node_socket(int node, char *why, size_t len)
+{
+	static int cpus[4096];
+	char path[128], buf[4096];
+	unsigned nr, i;
+	int pkg = -1, ret;
+
+	ret = mr_root_read_str(mr_pathf(path, sizeof(path),
+			"/sys/devices/system/node/node%d/cpulist", node), buf, sizeof(buf));
+	if (ret) {
+		snprintf(why, len, "%s", mr_last_error());
+		return -1;
+	}
+	if (mr_energy_parse_cpulist(buf, cpus, MR_ARRAY_SIZE(cpus), &nr)) {
+		snprintf(why, len, "%s: %s", path, mr_last_error());
+		return -1;
+	}
+	if (!nr) {
+		snprintf(why, len, "node %d has no CPUs (memory only)", node);
+		return -1;
+	}
+	for (i = 0; i < nr; i++) {
+		uint64_t p;
+
+		ret = mr_root_read_u64(mr_pathf(path, sizeof(path),
+				"/sys/devices/system/cpu/cpu%d/topology/physical_package_id",
+				cpus[i]), &p);
+		if (ret) {
+			snprintf(why, len, "%s", mr_last_error());
+			return -1;
+		}
+		if (pkg >= 0 && (int)p != pkg) {
+			snprintf(why, len, "node %d has CPUs in packages %d and %d", node, pkg,
+				 (int)p);
+			return -1;
+		}
+		pkg = (int)p;
+	}
+	return pkg;
+}
+
+void mr_power_model_read_sockets(struct mr_power_model *m, char *why, size_t why_len)
+{
+	unsigned i, j;
+
+	if (why_len)
+		why[0] = '\0';
+	for (i = 0; i < m->nr_regions; i++) {
+		struct mr_region_power *p = &m->regions[i];
+		char reason[300] = "";
+
+		p->socket = -1;
+		for (j = 0; j < i; j++)
+			if (m->regions[j].node == p->node)
+				break;
+		if (j < i) {
+			p->socket = m->regions[j].socket;
+			continue;
+		}
+		if (p->node < 0)
+			snprintf(reason, sizeof(reason), "region %u has no NUMA node", p->id);
+		else
+			p->socket = node_socket(p->node, reason, sizeof(reason));
+		if (p->socket < 0 && why_len && !why[0])
+			snprintf(why, why_len, "%s", reason);
+	}
+}
+
+int mr_power_model_calibrate(const struct mr_power_model *m, struct mr_region_energy *out,
+			     const int *sockets, const double *measured_uj, unsigned nr,
+			     struct mr_calibration *cal)
+{
+	double modelled[64] = { 0 }, sum = 0, measured = 0;
+	unsigned i, j;
+
+	memset(cal, 0, sizeof(*cal));
+	if (nr > MR_ARRAY_SIZE(cal->socket))
+		return mr_error(-E2BIG, "calibration: more than %zu sockets",
+				MR_ARRAY_SIZE(cal->socket));
+	for (j = 0; j < nr; j++)
+		measured += measured_uj[j];
+	for (i = 0; i < m->nr_regions; i++)
+		sum += out[i].energy_uj;
+	cal->total_factor = sum > 0 ? measured / sum : 1;
+	cal->per_socket = nr > 0;
+	for (i = 0; i < m->nr_regions && cal->per_socket; i++) {
+		const struct mr_region_power *p = &m->regions[i];
+
+		for (j = 0; j < nr && sockets[j] != p->socket; j++)
+			;
+		if (p->socket < 0) {
+			snprintf(cal->why_total, sizeof(cal->why_total),
+				 "region %u (node %d) has no known socket", p->id, p->node);
+			cal->per_socket = false;
+		} else if (j == nr) {
+			snprintf(cal->why_total, sizeof(cal->why_total),
+				 "region %u is on socket %d, which has no DRAM counter",
+				 p->id, p->socket);
+			cal->per_socket = false;
+		} else {
+			modelled[j] += out[i].energy_uj;
+			cal->nr_regions[j]++;
+		}
+	}
+	for (j = 0; j < nr && cal->per_socket; j++) {
+		if (modelled[j] > 0)
+			continue;
+		snprintf(cal->why_total, sizeof(cal->why_total),
+			 "socket %d has a DRAM counter but no modelled region", sockets[j]);
+		cal->per_socket = false;
+	}
+	cal->nr_sockets = nr;
+	for (j = 0; j < nr; j++) {
+		cal->socket[j] = sockets[j];
+		cal->factor[j] = cal->per_socket ? measured_uj[j] / modelled[j] : cal->total_factor;
+	}
+	for (i = 0; i < m->nr_regions; i++) {
+		double k = cal->total_factor;
+
+		if (cal->per_socket)
+			for (j = 0; j < nr; j++)
+				if (sockets[j] == m->regions[i].socket)
+					k = cal->factor[j];
+		out[i].energy_uj *= k;
+		out[i].all_active_uj *= k;
+		out[i].saving_uj = out[i].all_active_uj - out[i].energy_uj;
+	}
 	return 0;
 }

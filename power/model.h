@@ -79,6 +79,8 @@ int mr_dmi_parse_type17(const uint8_t *raw, size_t len, uint64_t *bytes,
  * @access_nj:	energy of one 64-byte access (one rank's devices), nJ.
  * @offline:	every memory block of the region is offline: no access can reach it,
  *		but it is still refreshed (idle, not off).
+ * @socket:	set by mr_power_model_read_sockets(): the package whose RAPL DRAM
+ *		counter measures the region, -1 when not known.
  */
 struct mr_region_power {
 	unsigned id;
@@ -91,6 +93,7 @@ struct mr_region_power {
 	enum mr_devices_from devices_from;
 	double access_nj;
 	bool offline;
+	int socket;		/* physical package of the region's node, -1 unknown */
 };
 
 struct mr_power_model {
@@ -173,5 +176,37 @@ struct mr_region_energy {
 int mr_power_model_energy(const struct mr_power_model *m, const struct mr_residency *res,
 			  double elapsed_s, double measured_uj, struct mr_region_energy *out,
 			  double *scale);
+
+/* Set each region's socket: its NUMA node's CPUs (nodeN/cpulist), their
+ * physical_package_id, through the root layer. A node without CPUs (CXL, memory
+ * only), or one whose CPUs are in several packages, gets -1 and a line in @why. */
+void mr_power_model_read_sockets(struct mr_power_model *m, char *why, size_t why_len);
+
+/*
+ * struct mr_calibration - how modelled per-region energy was scaled to RAPL.
+ * @per_socket:	true: each region scaled by its socket's measured / modelled energy;
+ *		false: every region by the measured total / the modelled total.
+ * @total_factor: measured total / modelled total (set either way).
+ * @why_total:	with !@per_socket, why per-socket scaling was not possible.
+ */
+struct mr_calibration {
+	bool per_socket;
+	double total_factor;
+	unsigned nr_sockets;
+	int socket[64];
+	double factor[64];
+	unsigned nr_regions[64];
+	char why_total[256];
+};
+
+/*
+ * Scale @out (from mr_power_model_energy() with no measured total) to the measured
+ * energy of @nr sockets (@sockets[i] measured @measured_uj[i]). Per socket when every
+ * region has a socket with a counter and every counter's socket holds modelled
+ * energy; otherwise to the total, with the reason in @cal->why_total.
+ */
+int mr_power_model_calibrate(const struct mr_power_model *m, struct mr_region_energy *out,
+			     const int *sockets, const double *measured_uj, unsigned nr,
+			     struct mr_calibration *cal);
 
 #endif

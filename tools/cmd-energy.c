@@ -94,14 +94,19 @@ struct regions_out {
 	struct mr_region_energy *energy;
 	double scale;
 	bool calibrated;
+	struct mr_calibration cal;
 	char map_note[256];
 };
 
 /* Build the map and the model; with @record, read the residency from it now (it
  * is written by the run). */
 static int model_regions(struct regions_out *ro, struct mr_residency *res, const char *record,
-			 double elapsed_s, double measured_uj)
+			 double elapsed_s, const struct mr_energy_source *src)
 {
+	int sockets[MR_ENERGY_MAX_SOCKETS];
+	double measured[MR_ENERGY_MAX_SOCKETS];
+	char why[300];
+	unsigned i;
 	struct mr_dmi_memory dmi;
 	bool have_dmi;
 	int ret;
@@ -128,9 +133,26 @@ static int model_regions(struct regions_out *ro, struct mr_residency *res, const
 	ro->energy = calloc(ro->model.nr_regions + 1, sizeof(*ro->energy));
 	if (!ro->energy)
 		return mr_error(-ENOMEM, "out of memory");
-	ro->calibrated = measured_uj >= 0;
-	return mr_power_model_energy(&ro->model, res, elapsed_s, measured_uj, ro->energy,
-				     &ro->scale);
+	ret = mr_power_model_energy(&ro->model, res, elapsed_s, -1, ro->energy, &ro->scale);
+	if (ret || !src->ops->measured)
+		return ret;
+	/* RAPL measured each socket: scale each region to its own socket's figure. */
+	ro->calibrated = true;
+	mr_power_model_read_sockets(&ro->model, why, sizeof(why));
+	for (i = 0; i < src->nr_counters; i++) {
+		sockets[i] = src->counters[i].socket;
+		measured[i] = src->counters[i].energy_uj;
+	}
+	ret = mr_power_model_calibrate(&ro->model, ro->energy, sockets, measured,
+				       src->nr_counters, &ro->cal);
+	if (!ret && !ro->cal.per_socket && why[0] &&
+	    strlen(ro->cal.why_total) + strlen(why) + 3 < sizeof(ro->cal.why_total)) {
+		strcat(ro->cal.why_total, " (");
+		strcat(ro->cal.why_total, why);
+		strcat(ro->cal.why_total, ")");
+	}
+	ro->scale = ro->cal.total_factor;
+	return ret;
 }
 
 static void regions_free(struct regions_out *ro)
@@ -140,15 +162,30 @@ static void regions_free(struct regions_out *ro)
 	mr_region_map_destroy(&ro->map);
 }
 
-static const char *region_label(const struct regions_out *ro, const struct mr_residency *res)
+static const char *region_label(const struct regions_out *ro)
 {
-	static char buf[512];
+	static char buf[1024];
 	const struct mr_power_model *m = &ro->model;
+	const struct mr_calibration *cal = &ro->cal;
+	size_t len;
+	unsigned i;
 
-	snprintf(buf, sizeof(buf), "modelled (%s)%s",
-		 m->nr_regions && m->regions[0].from_mpst ? "MPST power states" : m->figures->name,
-		 ro->calibrated ? ", calibrated to the measured total" : "");
-	(void)res;
+	len = (size_t)snprintf(buf, sizeof(buf), "modelled (%s)",
+			       m->nr_regions && m->regions[0].from_mpst ? "MPST power states" :
+			       m->figures->name);
+	if (!ro->calibrated || len >= sizeof(buf))
+		return buf;
+	if (cal->per_socket) {
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+					", calibrated per socket to the measured energy:");
+		for (i = 0; i < cal->nr_sockets && len < sizeof(buf); i++)
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+						"%s socket %d x%.4f (%u region(s))", i ? "," : "",
+						cal->socket[i], cal->factor[i], cal->nr_regions[i]);
+	} else {
+		snprintf(buf + len, sizeof(buf) - len, ", calibrated to the measured total "
+			 "(factor %.4f), not per socket: %s", cal->total_factor, cal->why_total);
+	}
 	return buf;
 }
 
@@ -194,10 +231,7 @@ static void print_human(struct mr_energy_source *src, char **cmd, int status, do
 		       size, dev, p->active_mw / 1e3, p->low_mw / 1e3, e->low_fraction * 100,
 		       e->energy_uj / 1e6, e->saving_uj / 1e6, p->offline ? " offline" : "");
 	}
-	printf("per-region energy: %s", region_label(ro, res));
-	if (ro->calibrated)
-		printf(" (factor %.4f)", ro->scale);
-	printf("\n");
+	printf("per-region energy: %s\n", region_label(ro));
 	if (res && res->scope != MR_RESIDENCY_NONE)
 		printf("residency: %s access data from %s, interval %llu us; low-power residency "
 		       "and saving are upper bounds (gaps shorter than the interval are not seen)%s\n",
@@ -263,6 +297,7 @@ static void print_json(struct mr_energy_source *src, char **cmd, int status, dou
 			x = json_object_new_object();
 			json_object_object_add(x, "id", json_object_new_int((int)p->id));
 			json_object_object_add(x, "node", json_object_new_int(p->node));
+			json_object_object_add(x, "socket", json_object_new_int(p->socket));
 			json_object_object_add(x, "size_bytes", json_object_new_int64((int64_t)p->size_bytes));
 			json_object_object_add(x, "power_from", json_object_new_string(
 				p->from_mpst ? "mpst" : "datasheet"));
@@ -282,8 +317,23 @@ static void print_json(struct mr_energy_source *src, char **cmd, int status, dou
 		x = json_object_new_object();
 		json_object_object_add(x, "regions", r);
 		json_object_object_add(x, "energy", json_object_new_string("modelled"));
-		json_object_object_add(x, "label", json_object_new_string(region_label(ro, res)));
+		json_object_object_add(x, "label", json_object_new_string(region_label(ro)));
+		json_object_object_add(x, "calibration", json_object_new_string(
+			!ro->calibrated ? "none" : ro->cal.per_socket ? "per-socket" : "total"));
 		json_object_object_add(x, "calibration_factor", json_object_new_double(ro->scale));
+		if (ro->calibrated) {
+			struct json_object *sf = json_object_new_array();
+
+			for (i = 0; i < ro->cal.nr_sockets; i++) {
+				struct json_object *f = json_object_new_object();
+
+				json_object_object_add(f, "socket", json_object_new_int(ro->cal.socket[i]));
+				json_object_object_add(f, "factor",
+						       json_object_new_double(ro->cal.factor[i]));
+				json_object_array_add(sf, f);
+			}
+			json_object_object_add(x, "socket_factors", sf);
+		}
 		json_object_object_add(x, "residency_scope", json_object_new_string(
 			mr_residency_scope_name(res ? res->scope : MR_RESIDENCY_NONE)));
 		json_object_object_add(x, "saving_is_upper_bound", json_object_new_boolean(
@@ -476,8 +526,7 @@ int mr_cmd_energy(int argc, char **argv)
 	if (have_res || record) {
 		have_res = true;
 		have_ro = true;
-		if (model_regions(&ro, &res, record, elapsed, src.ops->measured ?
-				  mr_energy_total_uj(&src) : -1)) {
+		if (model_regions(&ro, &res, record, elapsed, &src)) {
 			ret = mr_cli_fail("power model: %s", mr_last_error());
 			goto out;
 		}

@@ -71,8 +71,34 @@ expect_eq "region 0 J" 0.458363 "$(region_col "$tmp/out" 0 10)"
 expect_eq "region 1 J" 0.541637 "$(region_col "$tmp/out" 1 10)"
 expect_eq "region 0 saving J" 0.083274 "$(region_col "$tmp/out" 0 11)"
 expect_grep "labelled modelled and calibrated" "modelled (DDR4-2400.*calibrated to the measured total" "$tmp/out"
+expect_grep "says why not per socket" "not per socket: region 0 (node 0) has no known socket" "$tmp/out"
 expect_grep "labelled an upper bound" "upper bounds" "$tmp/out"
 expect_grep "devices from DMI" "36.0 (dmi)" "$tmp/out"
+
+# Per socket: with nodeN/cpulist, node 0 -> cpus 0-1 -> package 0 and node 1 -> cpus
+# 2-3 -> package 1, so each region is scaled to its own socket's RAPL figure:
+# socket 0 measures 1 J (4600000 -> 5600000 uJ), socket 1 0.5 J (1000 -> 501000),
+# so region 0 = 1 J and region 1 = 0.5 J whatever the model's ratio; region 0 saves
+# 1 x (1 / 0.846252 - 1) = 0.181677 J against all active.
+echo 0-1 > "$M/sys/devices/system/node/node0/cpulist"
+echo 2-3 > "$M/sys/devices/system/node/node1/cpulist"
+"$MEMREGCTL" energy --root "$M" --residency "$tmp/res.json" -- sh -c "
+	echo 5600000 > '$PC/intel-rapl:0:0/energy_uj'
+	echo 501000 > '$PC/intel-rapl:1:0/energy_uj'" > "$tmp/out" 2>&1
+expect_eq "per socket: region 0 J (socket 0)" 1.000000 "$(region_col "$tmp/out" 0 10)"
+expect_eq "per socket: region 1 J (socket 1)" 0.500000 "$(region_col "$tmp/out" 1 10)"
+expect_eq "per socket: region 0 saving J" 0.181677 "$(region_col "$tmp/out" 0 11)"
+expect_grep "labelled per socket" "calibrated per socket to the measured energy: socket 0 x.* (1 region(s)), socket 1 x.* (1 region(s))" "$tmp/out"
+"$MEMREGCTL" energy --root "$M" --residency "$tmp/res.json" --json -- sh -c "
+	echo 6600000 > '$PC/intel-rapl:0:0/energy_uj'" | tr -d ' \n' > "$tmp/json"
+expect_grep "json calibration per-socket" '"calibration":"per-socket"' "$tmp/json"
+expect_grep "json region socket" '"id":1,"node":1,"socket":1' "$tmp/json"
+# A memory-only node (no CPUs) cannot be put on a socket: back to the total, labelled.
+: > "$M/sys/devices/system/node/node1/cpulist"
+"$MEMREGCTL" energy --root "$M" --residency "$tmp/res.json" -- sh -c "
+	echo 7600000 > '$PC/intel-rapl:0:0/energy_uj'" > "$tmp/out" 2>&1
+expect_grep "memory-only node: total, with the reason" "calibrated to the measured total (factor .*), not per socket: region 1 (node 1) has no known socket (node 1 has no CPUs (memory only))" "$tmp/out"
+expect_eq "total calibration: region 0 J" 0.458363 "$(region_col "$tmp/out" 0 10)"
 
 # Process-scoped residency is labelled so.
 sed 's/physical/process/' "$tmp/res.json" > "$tmp/res-p.json"

@@ -131,6 +131,52 @@ static void test_energy_residency(void **state)
 	mr_power_model_destroy(&m);
 }
 
+/* Per-socket calibration: region 0 on socket 0, region 1 on socket 1; each ends
+ * equal to its socket's measured energy. Region 0 modelled 1188923.076923 uJ all
+ * told, 1404923.076923 all active: scaled to 3 J, its saving is
+ * 3e6 x 216000 / 1188923.076923 = 545031.055901 uJ. */
+static void test_calibrate_per_socket(void **state)
+{
+	struct mr_residency res = { .scope = MR_RESIDENCY_PHYSICAL, .interval_us = 100000,
+				    .regions = rr, .nr_regions = 2 };
+	int sockets[] = { 1, 0, 2 };
+	double measured[] = { 1e6, 3e6, 5e5 };
+	struct mr_region_energy e[2];
+	struct mr_calibration cal;
+	struct mr_power_model m;
+
+	(void)state;
+	assert_int_equal(mr_power_model_build(&m, &map, NULL), 0);
+	assert_int_equal(m.regions[0].socket, -1);
+	m.regions[0].socket = 0;
+	m.regions[1].socket = 1;
+	assert_int_equal(mr_power_model_energy(&m, &res, 10, -1, e, NULL), 0);
+	assert_int_equal(mr_power_model_calibrate(&m, e, sockets, measured, 2, &cal), 0);
+	assert_true(cal.per_socket);
+	assert_near(e[0].energy_uj, 3e6);
+	assert_near(e[1].energy_uj, 1e6);
+	assert_near(e[0].saving_uj, 545031.055901);
+	assert_near(cal.factor[0], 1e6 / 4750000);
+	assert_int_equal(cal.nr_regions[1], 1);
+	assert_near(cal.total_factor, 4e6 / (1188923.076923 + 4750000));
+
+	/* A third counter with no region on its socket: back to the total. */
+	assert_int_equal(mr_power_model_energy(&m, &res, 10, -1, e, NULL), 0);
+	assert_int_equal(mr_power_model_calibrate(&m, e, sockets, measured, 3, &cal), 0);
+	assert_false(cal.per_socket);
+	assert_non_null(strstr(cal.why_total, "socket 2 has a DRAM counter but no modelled region"));
+	assert_near(e[0].energy_uj + e[1].energy_uj, 4.5e6);
+
+	/* A region whose socket is unknown (a memory-only node): the total too. */
+	m.regions[1].socket = -1;
+	assert_int_equal(mr_power_model_energy(&m, &res, 10, -1, e, NULL), 0);
+	assert_int_equal(mr_power_model_calibrate(&m, e, sockets, measured, 2, &cal), 0);
+	assert_false(cal.per_socket);
+	assert_non_null(strstr(cal.why_total, "region 1 (node 1) has no known socket"));
+	assert_near(e[1].energy_uj, 4750000 * 4e6 / (1188923.076923 + 4750000));
+	mr_power_model_destroy(&m);
+}
+
 static void test_energy_no_access_data(void **state)
 {
 	struct mr_region_energy e[2];
@@ -417,6 +463,7 @@ int main(void)
 		cmocka_unit_test(test_datasheet_figures),
 		cmocka_unit_test(test_region_power),
 		cmocka_unit_test(test_energy_residency),
+		cmocka_unit_test(test_calibrate_per_socket),
 		cmocka_unit_test(test_energy_no_access_data),
 		cmocka_unit_test(test_energy_accesses),
 		cmocka_unit_test(test_dmi_devices),
