@@ -21,6 +21,25 @@ tests_monitor_test_core_SOURCES = tests/monitor/test-core.c
 tests_monitor_test_core_CFLAGS = $(MR_TEST_CFLAGS)
 tests_monitor_test_core_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
 TESTS += tests/monitor/test-core
+
+check_PROGRAMS += tests/monitor/test-record
+tests_monitor_test_record_SOURCES = tests/monitor/test-record.c
+tests_monitor_test_record_CFLAGS = $(MR_TEST_CFLAGS) $(ZLIB_CFLAGS)
+tests_monitor_test_record_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
+TESTS += tests/monitor/test-record
+
+check_PROGRAMS += tests/monitor/test-damon
+tests_monitor_test_damon_SOURCES = tests/monitor/test-damon.c
+tests_monitor_test_damon_CFLAGS = $(MR_TEST_CFLAGS)
+tests_monitor_test_damon_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
+tests_monitor_test_damon_LDFLAGS = -Wl,--wrap=mr_root_write_str -Wl,--wrap=mr_sys_write
+TESTS += tests/monitor/test-damon
+
+check_PROGRAMS += tests/monitor/test-backends
+tests_monitor_test_backends_SOURCES = tests/monitor/test-backends.c
+tests_monitor_test_backends_CFLAGS = $(MR_TEST_CFLAGS)
+tests_monitor_test_backends_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
+TESTS += tests/monitor/test-backends
 endif
 
 # The access-pattern generator and its shipped configs (in the lab guest too).
