@@ -12,10 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "common/root.h"
 #include "common/util.h"
 #include "monitor/record.h"
 #include "power/model.h"
@@ -452,9 +454,114 @@ static void test_residency_from_record(void **state)
 	assert_int_equal(res.regions[1].idle_intervals, 3);
 	mr_residency_free(&res);
 
+	/* A process record of a pid that does not exist: refused, saying what to record. */
 	rec.hdr.kind = MR_MON_TARGET_PROCESS;
-	assert_int_equal(mr_residency_from_rec(&rec, "rec", &m2, &res), -EINVAL);
+	rec.hdr.pid = -7;
+	assert_int_equal(mr_residency_from_rec(&rec, "rec", &m2, &res), -ESRCH);
 	assert_non_null(strstr(mr_last_error(), "process-scoped"));
+	assert_non_null(strstr(mr_last_error(), "is gone"));
+	assert_non_null(strstr(mr_last_error(), "--phys"));
+}
+
+/* Write @n pagemap entries to @path. */
+static void write_pagemap(const char *path, const uint64_t *ent, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(ent, 8, n, f), n);
+	fclose(f);
+}
+
+/*
+ * A process-scoped record placed on power regions through a fixture's
+ * /proc/PID/pagemap. Power region 0 is [0, 1 GiB), region 1 [1 GiB, 2 GiB). The
+ * process (pid 4242) has virtual pages 16 and 17 present at PFN 1 (region 0) and at
+ * 1 GiB + 1 page (region 1); page 32 is not present.
+ *   snapshot 0: pages 16-17 accessed          -> both regions busy
+ *   snapshot 1: only page 32 accessed         -> both idle (nothing in memory)
+ *   snapshot 2: page 16 accessed              -> region 0 busy, region 1 idle
+ * so region 0 is idle 1 of 3 intervals and region 1 2 of 3, labelled process-scoped.
+ */
+static void test_residency_from_process_record(void **state)
+{
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+	static struct mr_range ranges[] = { { 0, MR_GIB }, { MR_GIB, MR_GIB } };
+	struct mr_region rs[] = {
+		{ .id = 0, .ranges = &ranges[0], .nr_ranges = 1, .size_bytes = MR_GIB },
+		{ .id = 1, .ranges = &ranges[1], .nr_ranges = 1, .size_bytes = MR_GIB },
+	};
+	struct mr_region_map m2 = { .regions = rs, .nr_regions = 2 };
+	struct mr_rec_region s0[] = { { 16 * pg, 18 * pg, 2, 0 }, { 32 * pg, 33 * pg, 0, 0 } };
+	struct mr_rec_region s1[] = { { 16 * pg, 18 * pg, 0, 0 }, { 32 * pg, 33 * pg, 5, 0 } };
+	struct mr_rec_region s2[] = { { 16 * pg, 17 * pg, 1, 0 }, { 17 * pg, 18 * pg, 0, 0 } };
+	struct mr_rec_snapshot snaps[] = { { 100000, s0, 2 }, { 200000, s1, 2 }, { 300000, s2, 2 } };
+	/* The record started at 1010 s; the process at btime 1000 + 5 s. */
+	struct mr_rec rec = { .hdr = { .kind = MR_MON_TARGET_PROCESS, .pid = 4242,
+				       .attrs = { .aggr_us = 100000 }, .backend = "refs",
+				       .start_unix_ns = UINT64_C(1010000000000) },
+			      .snaps = snaps, .nr_snaps = 3 };
+	char root[] = "/tmp/mr-proc-root-XXXXXX", path[256], stat[512];
+	uint64_t ent[33] = { 0 };
+	struct mr_residency res;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	snprintf(path, sizeof(path), "%s/proc", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/proc/stat", root);
+	write_file(path, "cpu  1 2 3 4\nbtime 1000\nprocesses 9\n");
+	snprintf(stat, sizeof(stat), "4242 (access gen) S 1 4242 4242 0 -1 4194304 100 0 0 0 "
+		 "1 2 0 0 20 0 1 0 %ld 1000000 100\n", 5 * hz);
+	snprintf(path, sizeof(path), "%s/proc/4242", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/proc/4242/stat", root);
+	write_file(path, stat);
+	ent[16] = (UINT64_C(1) << 63) | (4096 / pg ? 4096 / pg : 1);
+	ent[17] = (UINT64_C(1) << 63) | ((MR_GIB + pg) / pg);
+	ent[32] = 0;
+	snprintf(path, sizeof(path), "%s/proc/4242/pagemap", root);
+	write_pagemap(path, ent, 33);
+	assert_int_equal(mr_root_set(root), 0);
+
+	assert_int_equal(mr_residency_from_rec(&rec, "proc.rec", &m2, &res), 0);
+	assert_int_equal(res.scope, MR_RESIDENCY_PROCESS);
+	assert_int_equal(res.regions[0].intervals, 3);
+	assert_int_equal(res.regions[0].idle_intervals, 1);
+	assert_int_equal(res.regions[1].intervals, 3);
+	assert_int_equal(res.regions[1].idle_intervals, 2);
+	assert_non_null(strstr(res.from, "process-scoped: pid 4242"));
+	assert_non_null(strstr(res.from, "/proc/4242/pagemap"));
+	mr_residency_free(&res);
+
+	/* The pid was reused: the process there started after the record did. */
+	rec.hdr.start_unix_ns = UINT64_C(1003000000000);
+	assert_int_equal(mr_residency_from_rec(&rec, "proc.rec", &m2, &res), -ESRCH);
+	assert_non_null(strstr(mr_last_error(), "another process"));
+	rec.hdr.start_unix_ns = UINT64_C(1010000000000);
+
+	/* Present pages whose PFNs read 0 (no CAP_SYS_ADMIN): refused, saying so. */
+	ent[16] = ent[17] = UINT64_C(1) << 63;
+	write_pagemap(path, ent, 33);
+	assert_int_equal(mr_residency_from_rec(&rec, "proc.rec", &m2, &res), -EPERM);
+	assert_non_null(strstr(mr_last_error(), "CAP_SYS_ADMIN"));
+
+	/* Gone: no /proc/4242. */
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/proc/4242/stat", root);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/proc/4242", root);
+	rmdir(path);
+	assert_int_equal(mr_residency_from_rec(&rec, "proc.rec", &m2, &res), -ESRCH);
+	assert_non_null(strstr(mr_last_error(), "pid 4242 is gone"));
+
+	assert_int_equal(mr_root_set("/"), 0);
+	snprintf(path, sizeof(path), "%s/proc/stat", root);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/proc", root);
+	rmdir(path);
+	rmdir(root);
 }
 
 int main(void)
@@ -472,6 +579,7 @@ int main(void)
 		cmocka_unit_test(test_dmi_parse),
 		cmocka_unit_test(test_residency_json),
 		cmocka_unit_test(test_residency_from_record),
+		cmocka_unit_test(test_residency_from_process_record),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
