@@ -76,8 +76,8 @@ static int same_process(const struct mr_rec *rec, const char *name)
 	}
 	free(p);
 	start_s = (double)btime + (double)start_ticks / (double)(hz > 0 ? hz : 100);
-	/* btime has whole seconds: allow one. */
-	if (start_s > (double)rec->hdr.start_unix_ns / 1e9 + 1)
+	/* btime and the record's start are whole seconds: allow two. */
+	if (start_s > (double)rec->hdr.start_unix_ns / 1e9 + 2)
 		return mr_error(-ESRCH, "%s: pid %d started after the record did: it is another "
 				"process now, the recorded one is gone; %s", name,
 				(int)rec->hdr.pid, record_physical);

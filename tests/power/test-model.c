@@ -536,7 +536,7 @@ static void test_residency_from_process_record(void **state)
 	mr_residency_free(&res);
 
 	/* The pid was reused: the process there started after the record did. */
-	rec.hdr.start_unix_ns = UINT64_C(1003000000000);
+	rec.hdr.start_unix_ns = UINT64_C(1002000000000);
 	assert_int_equal(mr_residency_from_rec(&rec, "proc.rec", &m2, &res), -ESRCH);
 	assert_non_null(strstr(mr_last_error(), "another process"));
 	rec.hdr.start_unix_ns = UINT64_C(1010000000000);
