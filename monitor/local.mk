@@ -57,3 +57,11 @@ monitor_memreg_accessgen_CPPFLAGS = $(AM_CPPFLAGS) -DMR_PKGDATADIR='"$(pkgdatadi
 monitor_memreg_accessgen_LDADD = libmrcommon.la
 accessgenconfigdir = $(pkgdatadir)/configs
 dist_accessgenconfig_DATA = monitor/configs/stairs monitor/configs/zigzag
+
+dist_man_MANS += man/memregctl-record.1 man/memregctl-report.1 man/memreg-record.5 \
+	man/memreg-accessgen.1
+EXTRA_DIST += docs/monitor.md tests/lab/guest/monitor
+
+# The overhead benchmark, installed so the lab guest can run it too.
+monbenchdir = $(pkgdatadir)/bench
+dist_monbench_SCRIPTS = bench/mon-overhead.sh
