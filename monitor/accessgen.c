@@ -21,7 +21,6 @@
 
 #define MAX_AREAS 64
 #define MAX_PHASES 256
-#define LINE_BYTES 64
 
 enum pattern { SEQ, RANDOM };
 enum op { OP_READ, OP_WRITE, OP_RW };
@@ -46,6 +45,7 @@ struct config {
 	struct phase phases[MAX_PHASES];
 	unsigned nr_phases;
 	unsigned loops;
+	uint64_t stride_bytes;	/* one access per stride: 64 a cache line, 4096 a page */
 };
 
 static const char *prog = "memreg-accessgen";
@@ -101,6 +101,7 @@ static int parse_config(FILE *f, const char *file, struct config *c)
 
 	memset(c, 0, sizeof(*c));
 	c->loops = 1;
+	c->stride_bytes = 64;
 	while (fgets(line, sizeof(line), f)) {
 		char *tok[8], *save = NULL, *p;
 		unsigned n = 0;
@@ -176,6 +177,10 @@ static int parse_config(FILE *f, const char *file, struct config *c)
 						    tok[i]);
 			}
 			c->nr_phases++;
+		} else if (!strcmp(tok[0], "stride")) {
+			if (n != 2 || mr_parse_size(tok[1], &c->stride_bytes) || c->stride_bytes < 1 ||
+			    c->stride_bytes > (UINT64_C(1) << 30))
+				return fail(file, ln, "want: stride BYTES (1..1G, e.g. 64 or 4K)");
 		} else if (!strcmp(tok[0], "loop")) {
 			uint64_t v;
 
@@ -183,7 +188,7 @@ static int parse_config(FILE *f, const char *file, struct config *c)
 				return fail(file, ln, "want: loop N (1..1000000)");
 			c->loops = (unsigned)v;
 		} else {
-			return fail(file, ln, "unknown statement '%s' (area, phase, loop)", tok[0]);
+			return fail(file, ln, "unknown statement '%s' (area, phase, stride, loop)", tok[0]);
 		}
 	}
 	if (ferror(f))
@@ -211,7 +216,7 @@ static uint64_t touch(struct config *c, const struct phase *ph, uint64_t *pos, u
 	unsigned k;
 
 	for (k = 0; k < ph->nr_areas; k++)
-		total += c->areas[ph->areas[k]].size_bytes / LINE_BYTES;
+		total += (c->areas[ph->areas[k]].size_bytes + c->stride_bytes - 1) / c->stride_bytes;
 	for (i = 0; i < nr; i++) {
 		uint64_t line, off;
 		unsigned char *p;
@@ -225,14 +230,17 @@ static uint64_t touch(struct config *c, const struct phase *ph, uint64_t *pos, u
 			*rng = x;
 			line = (x * UINT64_C(2685821657736338717)) % total;
 		}
-		/* the line's area: areas of one phase are laid end to end */
-		for (k = 0, off = line * LINE_BYTES; k < ph->nr_areas; k++) {
+		/* the line's area: areas of one phase are laid end to end, each taking
+		 * ceil(size / stride) slots */
+		for (k = 0, off = line; k < ph->nr_areas; k++) {
 			const struct area *a = &c->areas[ph->areas[k]];
+			uint64_t slots = (a->size_bytes + c->stride_bytes - 1) / c->stride_bytes;
 
-			if (off < a->size_bytes)
+			if (off < slots)
 				break;
-			off -= a->size_bytes;
+			off -= slots;
 		}
+		off *= c->stride_bytes;
 		p = c->areas[ph->areas[k]].mem + off;
 		if (ph->op != OP_WRITE)
 			sum += *(volatile unsigned char *)p;
@@ -253,13 +261,15 @@ static void usage(FILE *f)
 		"                                          once at start so it is resident\n"
 		"  phase DURATION AREA[,AREA...] [seq|random] [read|write|rw]\n"
 		"                                          DURATION like 5s or 500ms; default\n"
-		"                                          seq rw; one access per 64-byte line\n"
+		"                                          seq rw\n"
+		"  stride BYTES                            one access per BYTES (default 64, a\n"
+		"                                          cache line; 4K: one per page)\n"
 		"  loop N                                  run all phases N times (default 1)\n\n"
 		"Options:\n"
 		"  -t, --time-scale F   multiply every phase's duration by F (e.g. 0.2)\n"
 		"  -l, --loops N        override the config's loop count\n"
 		"  -n, --dry-run        parse and print the plan, touch nothing\n"
-		"  -s, --stats          print lines touched per second at the end (stdout)\n"
+		"  -s, --stats          print accesses per second at the end (stdout)\n"
 		"  -h, --help           this text\n", prog, MR_PKGDATADIR);
 }
 
@@ -349,7 +359,7 @@ int main(int argc, char **argv)
 			printf(" %s %s\n", c.phases[i].pattern == SEQ ? "seq" : "random",
 			       c.phases[i].op == OP_READ ? "read" : c.phases[i].op == OP_WRITE ? "write" : "rw");
 		}
-		printf("loop %u\n", c.loops);
+		printf("stride %" PRIu64 "\nloop %u\n", c.stride_bytes, c.loops);
 		return 0;
 	}
 	for (i = 0; i < c.nr_areas; i++) {
@@ -378,7 +388,7 @@ int main(int argc, char **argv)
 	if (stats) {
 		double s = (now_us() - start) / 1e6;
 
-		printf("lines %" PRIu64 " seconds %.3f lines_per_second %.0f\n", lines, s,
+		printf("accesses %" PRIu64 " seconds %.3f accesses_per_second %.0f\n", lines, s,
 		       s > 0 ? lines / s : 0);
 	}
 	return 0;

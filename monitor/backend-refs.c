@@ -152,11 +152,13 @@ static int refs_prepare(struct mr_mon_ctx *ctx)
 }
 
 /*
- * smaps says how many bytes of a mapping were referenced, not which. They are
- * attributed to the mapping's lowest addresses: a region counts as accessed when its
- * sampled page lies within the first Referenced bytes of its mapping. The sum over
- * regions is then the mapping's referenced bytes, so working-set sizes are right;
- * where in a partly used mapping the hot bytes are is not known.
+ * smaps says how many bytes of a mapping were referenced, not which. DAMON checks
+ * one page drawn at random from each region; drawn from the mapping instead, that
+ * page was referenced with probability Referenced / Size, and that is the test
+ * made here: each region counts as accessed in this sample with that probability,
+ * independently. nr_accesses then has DAMON's expectation; where inside a partly
+ * used mapping the hot bytes are is not known (the split regions of one mapping
+ * look alike).
  */
 static int refs_check(struct mr_mon_ctx *ctx, uint32_t *max_nr)
 {
@@ -170,7 +172,8 @@ static int refs_check(struct mr_mon_ctx *ctx, uint32_t *max_nr)
 		struct mr_mon_region *r = &ctx->target.regions[i];
 		const struct refs_vma *v = find_vma(p, r->sampling_addr);
 
-		if (v && r->sampling_addr - v->start < v->referenced_bytes)
+		if (v && v->referenced_bytes &&
+		    ctx->rand(ctx, 0, v->end - v->start) < v->referenced_bytes)
 			r->nr_accesses++;
 		if (r->nr_accesses > *max_nr)
 			*max_nr = r->nr_accesses;

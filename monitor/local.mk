@@ -40,6 +40,14 @@ tests_monitor_test_backends_SOURCES = tests/monitor/test-backends.c
 tests_monitor_test_backends_CFLAGS = $(MR_TEST_CFLAGS)
 tests_monitor_test_backends_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
 TESTS += tests/monitor/test-backends
+
+check_PROGRAMS += tests/monitor/mk-phys-record
+tests_monitor_mk_phys_record_SOURCES = tests/monitor/mk-phys-record.c
+tests_monitor_mk_phys_record_LDADD = libmrcore.la libmrcommon.la $(ZLIB_LIBS)
+
+TESTS += tests/monitor/record-cli.sh tests/monitor/report-regions.sh \
+	tests/monitor/wss-stairs.sh tests/monitor/wss-zigzag.sh
+EXTRA_DIST += tests/monitor/wss-lib.sh tests/monitor/fuzz
 endif
 
 # The access-pattern generator and its shipped configs (in the lab guest too).
@@ -49,3 +57,11 @@ monitor_memreg_accessgen_CPPFLAGS = $(AM_CPPFLAGS) -DMR_PKGDATADIR='"$(pkgdatadi
 monitor_memreg_accessgen_LDADD = libmrcommon.la
 accessgenconfigdir = $(pkgdatadir)/configs
 dist_accessgenconfig_DATA = monitor/configs/stairs monitor/configs/zigzag
+
+dist_man_MANS += man/memregctl-record.1 man/memregctl-report.1 man/memreg-record.5 \
+	man/memreg-accessgen.1
+EXTRA_DIST += docs/monitor.md tests/lab/guest/monitor
+
+# The overhead benchmark, installed so the lab guest can run it too.
+monbenchdir = $(pkgdatadir)/bench
+dist_monbench_SCRIPTS = bench/mon-overhead.sh

@@ -33,16 +33,18 @@ int mr_mon_read_maps(pid_t pid, struct mr_mon_range **ranges, size_t *nr)
 		return err;
 	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		uint64_t s, e;
-		char name[256] = "";
+		char name[256] = "", perms[8] = "";
 		int used = 0;
 
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %*s %*s %*s%n", &s, &e, &used) < 2 ||
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %*s %*s %*s%n", &s, &e, perms, &used) < 3 ||
 		    s >= e) {
 			err = mr_error(-EINVAL, "%s: bad line '%.60s'", path, line);
 			goto fail;
 		}
 		sscanf(line + used, " %255s", name);
-		if (special_mapping(name))
+		/* nothing can access a PROT_NONE mapping (guard pages, reserved address
+		 * space): leaving it out also keeps the mappings around it apart */
+		if (special_mapping(name) || strncmp(perms, "---", 3) == 0)
 			continue;
 		if (n && out[n - 1].end == s) {	/* adjacent mappings form one range */
 			out[n - 1].end = e;

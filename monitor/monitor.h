@@ -144,7 +144,8 @@ uint64_t mr_mon_now_us(void);
 
 /* "maps.c" */
 /* The mappings of @pid from /proc/PID/maps (through the root layer), adjacent ones
- * joined, the kernel's special mappings ([vsyscall], [vvar], [vdso]) left out. */
+ * joined; PROT_NONE mappings and the kernel's special ones ([vsyscall], [vvar],
+ * [vdso]) left out. */
 int mr_mon_read_maps(pid_t pid, struct mr_mon_range **ranges, size_t *nr);
 bool mr_mon_process_alive(pid_t pid);
 

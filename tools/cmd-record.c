@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -113,6 +114,7 @@ int mr_cmd_record(int argc, char **argv)
 	uint64_t pid = 0, duration = 0;
 	bool phys = false, apply = false;
 	pid_t child = -1;
+	uint64_t start_us = mr_mon_now_us();
 	char why[512] = "", note[1024];
 	int c, err, status = MR_EXIT_OK;
 
@@ -226,10 +228,20 @@ int mr_cmd_record(int argc, char **argv)
 		if (WIFEXITED(ws) && WEXITSTATUS(ws) && !err)
 			mr_cli_warn("%s exited with status %d", argv[optind], WEXITSTATUS(ws));
 	}
-	if (!err)
-		fprintf(stderr, "memregctl record: %zu snapshots (%llu samples) by %s to %s%s\n",
+	if (!err) {
+		struct rusage ru;
+		double cpu_s = 0, wall_s = (mr_mon_now_us() - start_us) / 1e6;
+
+		/* the monitor's own CPU time, not the command's: what monitoring costs */
+		if (!getrusage(RUSAGE_SELF, &ru))
+			cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+				ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+		fprintf(stderr, "memregctl record: %zu snapshots (%llu samples) by %s to %s%s\n"
+			"memregctl record: monitor cpu %.3f s over %.3f s = %.2f%% of one core\n",
 			st.nr_snaps, (unsigned long long)ctx.nr_samples, ops->name, out,
-			stop_flag == SIGINT || stop_flag == SIGTERM ? ", stopped by a signal" : "");
+			stop_flag == SIGINT || stop_flag == SIGTERM ? ", stopped by a signal" : "",
+			cpu_s, wall_s, wall_s > 0 ? 100 * cpu_s / wall_s : 0);
+	}
 	mr_mon_ctx_destroy(&ctx);
 	return mr_cli_finish(status);
 }

@@ -24,26 +24,24 @@
 
 #define P 4096u
 
-/* Sample every region at its first page: deterministic checks. */
+/* Return lo + rand_offset_bytes (bounded): deterministic sampling and draws. */
+static uint64_t rand_offset_bytes;
+
+static uint64_t rand_off(struct mr_mon_ctx *ctx, uint64_t lo, uint64_t hi)
+{
+	return lo + rand_offset_bytes < hi ? lo + rand_offset_bytes : hi - 1;
+}
+
 static uint64_t rand_lo(struct mr_mon_ctx *ctx, uint64_t lo, uint64_t hi)
 {
 	return lo;
 }
 
-static uint64_t rand_offset;
-
-/* Sample at region start + rand_offset pages. */
-static uint64_t rand_off(struct mr_mon_ctx *ctx, uint64_t lo, uint64_t hi)
-{
-	return lo + rand_offset * P < hi ? lo + rand_offset * P : lo;
-}
-
 /*
  * refs on a fixture smaps: two mappings
- *   A [0x100000, 0x140000) 256 KiB, Referenced 64 KiB
- *   B [0x200000, 0x210000)  64 KiB, Referenced 0
- * Referenced bytes count from a mapping's start, so a region of A sampled in its
- * first 64 KiB is accessed, one sampled beyond is not, B never is.
+ *   A [0x100000, 0x140000) 256 KiB, Referenced 64 KiB: a page drawn from A was
+ *     referenced with probability 1/4: accessed when the draw in [0, 256K) < 64K
+ *   B [0x200000, 0x210000)  64 KiB, Referenced 0: never
  */
 static void test_refs_attribution(void **state)
 {
@@ -57,10 +55,10 @@ static void test_refs_attribution(void **state)
 		"Size:                 64 kB\n"
 		"Referenced:            0 kB\n";
 	struct mr_mon_region regs[4] = {
-		{ .start = 0x100000, .end = 0x110000 },	/* [0, 64K) of A: accessed */
-		{ .start = 0x110000, .end = 0x120000 },	/* [64K, 128K): not */
+		{ .start = 0x100000, .end = 0x110000 },
+		{ .start = 0x110000, .end = 0x120000 },
 		{ .start = 0x120000, .end = 0x140000 },
-		{ .start = 0x200000, .end = 0x210000 },	/* B: not */
+		{ .start = 0x200000, .end = 0x210000 },
 	};
 	char root[] = "/tmp/mr-test-refs-XXXXXX", path[600];
 	struct mr_mon_ctx ctx;
@@ -84,24 +82,28 @@ static void test_refs_attribution(void **state)
 	ctx.target.regions = malloc(sizeof(regs));
 	memcpy(ctx.target.regions, regs, sizeof(regs));
 	ctx.target.nr_regions = ctx.target.cap_regions = 4;
-	ctx.rand = rand_lo;
+	ctx.rand = rand_off;
 	assert_int_equal(mr_mon_ops_refs.init(&ctx), 0);
 	/* prepare writes clear_refs: refused under a fixture root, nothing written */
 	assert_int_equal(mr_mon_ops_refs.prepare(&ctx), -EROFS);
+	/* draw 0: below 64K, every region of A accessed; B never */
+	rand_offset_bytes = 0;
 	mr_mon_pick_sampling_addrs(&ctx);
 	assert_int_equal(mr_mon_ops_refs.check(&ctx, &max), 0);
 	assert_int_equal(ctx.target.regions[0].nr_accesses, 1);
-	assert_int_equal(ctx.target.regions[1].nr_accesses, 0);
-	assert_int_equal(ctx.target.regions[2].nr_accesses, 0);
+	assert_int_equal(ctx.target.regions[1].nr_accesses, 1);
+	assert_int_equal(ctx.target.regions[2].nr_accesses, 1);
 	assert_int_equal(ctx.target.regions[3].nr_accesses, 0);
 	assert_int_equal(max, 1);
-	/* the last page inside the referenced 64 KiB still counts, the next does not */
-	rand_offset = 15;
-	ctx.rand = rand_off;
-	mr_mon_pick_sampling_addrs(&ctx);
+	/* draw 64K - 1: still referenced; draw 64K: not */
+	rand_offset_bytes = 64 * 1024 - 1;
 	assert_int_equal(mr_mon_ops_refs.check(&ctx, &max), 0);
 	assert_int_equal(ctx.target.regions[0].nr_accesses, 2);
-	assert_int_equal(ctx.target.regions[1].nr_accesses, 0);
+	rand_offset_bytes = 64 * 1024;
+	assert_int_equal(mr_mon_ops_refs.check(&ctx, &max), 0);
+	assert_int_equal(ctx.target.regions[0].nr_accesses, 2);
+	assert_int_equal(ctx.target.regions[2].nr_accesses, 2);
+	assert_int_equal(ctx.target.regions[3].nr_accesses, 0);
 	mr_mon_ops_refs.cleanup(&ctx);
 	mr_mon_ctx_destroy(&ctx);
 	assert_int_equal(mr_root_set("/"), 0);
