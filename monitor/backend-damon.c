@@ -158,8 +158,9 @@ static void reset(struct mr_mon_ctx *ctx)
 static int start(struct mr_mon_ctx *ctx, pid_t pid, const struct mr_mon_attrs *a)
 {
 	struct damon_priv *p = ctx->priv;
-	char avail[128] = "", path[160];
+	char *avail = NULL, path[160];
 	const char *ops = ctx->target.kind == MR_MON_TARGET_PHYS ? "paddr" : "vaddr";
+	size_t len;
 	int err;
 
 	err = wr(ctx, ADMIN "/kdamonds/nr_kdamonds", "1");
@@ -167,9 +168,18 @@ static int start(struct mr_mon_ctx *ctx, pid_t pid, const struct mr_mon_attrs *a
 		return err;
 	p->started = true;
 	err = wr(ctx, KD "/contexts/nr_contexts", "1");
-	if (!err && !mr_root_read_str(CTX "/avail_operations", avail, sizeof(avail)) &&
-	    !strstr(avail, ops))
-		err = mr_error(-ENOTSUP, "damon: operations '%s' not available (%s)", ops, avail);
+	/* one operations set a line */
+	if (!err && !mr_root_read_file(CTX "/avail_operations", 4096, &avail, &len)) {
+		char *line, *save = NULL;
+		bool found = false;
+
+		for (line = strtok_r(avail, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+			if (!strcmp(line, ops))
+				found = true;
+		if (!found)
+			err = mr_error(-ENOTSUP, "damon: operations '%s' not available here", ops);
+		free(avail);
+	}
 	if (!err)
 		err = wr(ctx, CTX "/operations", ops);
 	if (!err)
@@ -298,17 +308,23 @@ static int read_tried(struct mr_mon_ctx *ctx)
 
 static volatile int selftest_stop;
 
+#define SELFTEST_BYTES (4u << 20)
+
+/* Writes every page of the buffer over and over: whatever page DAMON samples in a
+ * region overlapping it was accessed, before any region has adapted. */
 static void *toucher(void *arg)
 {
-	volatile char *page = arg;
+	volatile char *buf = arg;
+	size_t off;
 
 	while (!selftest_stop)
-		page[0]++;
+		for (off = 0; off < SELFTEST_BYTES; off += 4096)
+			buf[off]++;
 	return NULL;
 }
 
-/* Free, then a real run on our own process: a page a thread keeps writing must show
- * up with nr_accesses > 0. Resets nr_kdamonds to 0 whatever happens. */
+/* Free, then a real run on our own process: a buffer a thread keeps writing must
+ * show up with nr_accesses > 0. Resets nr_kdamonds to 0 whatever happens. */
 static int damon_selftest(struct mr_mon_ctx *ctx)
 {
 	struct mr_mon_attrs a = { .sample_us = 5000, .aggr_us = 100000, .update_us = 1000000,
@@ -329,7 +345,7 @@ static int damon_selftest(struct mr_mon_ctx *ctx)
 		return mr_error(-EPERM, "damon: changes the kernel's state; give --apply");
 	if (ctx->target.kind == MR_MON_TARGET_PHYS)
 		return 0;	/* paddr: proved when the first snapshot arrives */
-	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	page = mmap(NULL, SELFTEST_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (page == MAP_FAILED)
 		return mr_error(-errno, "damon: self-test mmap: %s", strerror(errno));
 	mr_mon_ctx_init(&self, &mr_mon_ops_damon);
@@ -338,7 +354,7 @@ static int damon_selftest(struct mr_mon_ctx *ctx)
 	self.target.kind = MR_MON_TARGET_PROCESS;
 	selftest_stop = 0;
 	if (pthread_create(&th, NULL, toucher, (void *)page)) {
-		munmap((void *)page, 4096);
+		munmap((void *)page, SELFTEST_BYTES);
 		return mr_error(-EAGAIN, "damon: self-test thread");
 	}
 	err = start(&self, getpid(), &a);
@@ -348,7 +364,8 @@ static int damon_selftest(struct mr_mon_ctx *ctx)
 		for (k = 0; !err && k < self.target.nr_regions; k++) {
 			const struct mr_mon_region *r = &self.target.regions[k];
 
-			if (r->start <= (uintptr_t)page && (uintptr_t)page < r->end && r->nr_accesses)
+			if (r->start < (uintptr_t)page + SELFTEST_BYTES && (uintptr_t)page < r->end &&
+			    r->nr_accesses)
 				seen = true;
 		}
 	}
@@ -358,11 +375,11 @@ static int damon_selftest(struct mr_mon_ctx *ctx)
 		reset(&self);
 	self.priv = NULL;
 	mr_mon_ctx_destroy(&self);
-	munmap((void *)page, 4096);
+	munmap((void *)page, SELFTEST_BYTES);
 	if (err < 0)
 		return mr_error(-ENOTSUP, "damon: self-test: %s", mr_last_error());
 	if (!seen)
-		return mr_error(-ENOTSUP, "damon: self-test: a page written all along never "
+		return mr_error(-ENOTSUP, "damon: self-test: a buffer written all along never "
 				"showed accesses in the stat scheme's tried regions");
 	return 0;
 }

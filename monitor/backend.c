@@ -10,10 +10,12 @@
 #include "monitor/monitor.h"
 
 /* Preference for `auto`: the kernel's own DAMON is cheapest and per page; soft-dirty
- * is per page but writes only; refs sees reads too but only per mapping. uffd only
+ * is per page but writes only; refs sees reads too but only per mapping; perf (PEBS)
+ * samples loads per address, cheap, but needs a PMU. uffd only
  * watches the caller's own memory and replay is not a live source: never auto. */
 static const struct mr_mon_ops *const backends[] = {
 	&mr_mon_ops_damon,
+	&mr_mon_ops_perf,
 	&mr_mon_ops_softdirty,
 	&mr_mon_ops_refs,
 	&mr_mon_ops_uffd,

@@ -6,6 +6,7 @@ libmrcore_la_SOURCES += \
 	monitor/backend-uffd.c monitor/uffd.h \
 	monitor/backend-damon.c monitor/damon.h \
 	monitor/backend-replay.c \
+	monitor/backend-perf.c monitor/perf.h \
 	monitor/record.c monitor/record.h \
 	monitor/report.c monitor/report.h
 libmrcore_la_CFLAGS += $(ZLIB_CFLAGS)
@@ -40,6 +41,13 @@ tests_monitor_test_backends_SOURCES = tests/monitor/test-backends.c
 tests_monitor_test_backends_CFLAGS = $(MR_TEST_CFLAGS)
 tests_monitor_test_backends_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
 TESTS += tests/monitor/test-backends
+
+check_PROGRAMS += tests/monitor/test-perf
+tests_monitor_test_perf_SOURCES = tests/monitor/test-perf.c
+tests_monitor_test_perf_CFLAGS = $(MR_TEST_CFLAGS)
+tests_monitor_test_perf_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
+TESTS += tests/monitor/test-perf
+EXTRA_DIST += tests/monitor/perf-samples.hex tests/monitor/gen-perf-samples.sh
 
 check_PROGRAMS += tests/monitor/mk-phys-record
 tests_monitor_mk_phys_record_SOURCES = tests/monitor/mk-phys-record.c

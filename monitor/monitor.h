@@ -163,5 +163,6 @@ extern const struct mr_mon_ops mr_mon_ops_softdirty;
 extern const struct mr_mon_ops mr_mon_ops_uffd;
 extern const struct mr_mon_ops mr_mon_ops_damon;
 extern const struct mr_mon_ops mr_mon_ops_replay;
+extern const struct mr_mon_ops mr_mon_ops_perf;
 
 #endif

@@ -157,7 +157,7 @@ static void test_free_resets(void **state)
 	char why[256];
 
 	reset_root();
-	put("/sys/kernel/mm/damon/admin/kdamonds/0/contexts/0/avail_operations", "vaddr paddr\n");
+	put("/sys/kernel/mm/damon/admin/kdamonds/0/contexts/0/avail_operations", "vaddr\nfvaddr\npaddr\n");
 	put("/proc/iomem", "00100000-3fffffff : System RAM\n");
 	assert_int_equal(mr_mon_damon_check_free(why, sizeof(why)), 0);
 	writes_allowed = true;

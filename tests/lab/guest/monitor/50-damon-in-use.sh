@@ -56,10 +56,19 @@ echo off >$k/0/state
 echo 0 >$k/nr_kdamonds
 kill $victim
 
-# free again: physical memory for a few seconds, then per-region rates
-memregctl record -b damon --apply --phys -a 20000,400000,2000000 -d 4 -o /tmp/phys.rec ||
-	fail "paddr record"
+# free again: physical memory while zigzag runs (200 MiB written over and over),
+# 100..1000 regions over the guest's 3 GiB; then per-region rates: some power
+# region must show accesses
+memreg-accessgen -t 0.3 /usr/share/memreg/configs/zigzag &
+gen=$!
+sleep 2
+memregctl record -b damon --apply --phys -a 20000,400000,2000000,100,1000 -d 6 \
+	-o /tmp/phys.rec || fail "paddr record"
+wait $gen
 [ "$(cat $k/nr_kdamonds)" = 0 ] || fail "nr_kdamonds left non-zero after paddr"
 memregctl report regions /tmp/phys.rec || fail "report regions"
+memregctl report heatmap --width 60 --height 16 /tmp/phys.rec
 memregctl report regions /tmp/phys.rec | grep -q '^# physical memory' || fail "not physical"
+memregctl report regions --json /tmp/phys.rec | grep -q '"access_rate":0\.[0-9]*[1-9]' ||
+	fail "no power region shows any access while 200 MiB were being written"
 echo PASS
