@@ -130,6 +130,14 @@ static int model_regions(struct regions_out *ro, struct mr_residency *res, const
 		ret = mr_residency_read_record(record, &ro->map, res);
 		if (ret)
 			return ret;
+		/* The fallback map has each node's size, not its addresses: a record's
+		 * addresses cannot be placed on it. */
+		if (ro->map_note[0]) {
+			mr_residency_free(res);
+			return mr_error(-EINVAL, "%s: cannot place the record's addresses: %s; the "
+					"fallback (NUMA node sizes from meminfo) has no physical "
+					"ranges", record, ro->map_note);
+		}
 	}
 	ro->energy = calloc(ro->model.nr_regions + 1, sizeof(*ro->energy));
 	if (!ro->energy)

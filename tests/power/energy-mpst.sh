@@ -33,4 +33,31 @@ expect_eq "saving0 / E1" 0.4400 "$(awk -v a="$s0" -v b="$e1" 'BEGIN { printf "%.
 expect_grep "json power_from mpst" '"power_from":"mpst"' "$tmp/json"
 expect_grep "json low_state 1" '"low_state":1' "$tmp/json"
 expect_grep "json upper bound flag" '"saving_is_upper_bound":true' "$tmp/json"
+# --record end to end: the monitor's test helper writes a physical record of
+# [0, 1 GiB) in 128 MiB pieces, [128, 256 MiB) accessed in all 4 snapshots. Region 0
+# is [0, 1 GiB): busy every interval; no other region is in the record: all idle.
+MK=$top_builddir/tests/monitor/mk-phys-record
+if [ -x "$MK" ]; then
+	"$MK" "$tmp/phys.rec" || fail "mk-phys-record"
+	"$MEMREGCTL" energy --root "$M" --record "$tmp/phys.rec" -- true > "$tmp/out" 2>&1
+	expect_eq "record: exit" 0 $?
+	expect_eq "record: region 0 residency (busy)" 0.0% "$(region_col "$tmp/out" 0 9)"
+	expect_eq "record: region 1 residency (idle)" 100.0% "$(region_col "$tmp/out" 1 9)"
+	expect_eq "record: region 7 residency (idle)" 100.0% "$(region_col "$tmp/out" 7 9)"
+	expect_grep "record: labelled physical, from the file" \
+		"residency: physical access data from $tmp/phys.rec (damon backend, 4 intervals), interval 100000 us" "$tmp/out"
+	# A process record whose process is gone: refused, saying what to record.
+	"$MK" "$tmp/proc.rec" process || fail "mk-phys-record process"
+	"$MEMREGCTL" energy --root "$M" --record "$tmp/proc.rec" -- true > "$tmp/out" 2>&1
+	expect_eq "process record of a gone pid: exit" 1 $?
+	expect_grep "process record of a gone pid: why and what instead" \
+		"pid 999999999 is gone; record physical memory instead (memregctl record --phys" "$tmp/out"
+	# No region map with addresses (the NUMA-size fallback): refused, not misplaced.
+	F=$(fixture energy-intel-2s)
+	"$MEMREGCTL" energy --root "$F" --record "$tmp/phys.rec" -- true > "$tmp/out" 2>&1
+	expect_eq "record on the NUMA-size fallback: exit" 1 $?
+	expect_grep "record on the NUMA-size fallback: why" "cannot place the record's addresses: regions are NUMA nodes" "$tmp/out"
+else
+	echo "note: no $MK (monitor test helpers not built): --record end to end not run"
+fi
 finish
