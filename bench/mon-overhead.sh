@@ -51,6 +51,6 @@ for b in $backends; do
 	done
 	[ $ok = 1 ] || continue
 	base=$(median <"$tmp/base") mon=$(median <"$tmp/mon") cpu=$(median <"$tmp/cpu")
-	slow=$(awk -v a="$base" -v b="$mon" 'BEGIN { printf "%.2f%%", b > 0 ? 100 * (a / b - 1) : 0 }')
+	slow=$(awk -v a="$base" -v b="$mon" 'BEGIN { printf("%.1f%%", (b > 0) ? 100 * (a / b - 1) : 0) }')
 	printf '%-10s %-26s %12s %12s %10s %9s%%\n' "$b" "$attrs" "$base" "$mon" "$slow" "$cpu"
 done

@@ -200,8 +200,11 @@ const struct mr_mon_ops mr_mon_ops_refs = {
 		"younger or colder to reclaim than they are. Like DAMON it does not flush the\n"
 		"TLB after clearing, so a page whose translation stays cached reads\n"
 		"unreferenced: very small, very hot sets are under-counted.",
-	/* measured: a clear + smaps read of a 1 GiB target costs about 2-4 ms here */
-	.default_attrs = { .sample_us = 100000, .aggr_us = 1000000, .update_us = 5000000,
+	/* Measured (bench/mon-overhead.sh, 1 GiB random-access target, this VM): a
+	 * clear every 100 ms slowed the target 5-9x (every page then pays for setting
+	 * its accessed bit again) at 16-20% of a core; every 500 ms, 1.4x; every 1 s,
+	 * ~5% at 1.4% of a core. So 1 s / 10 s, as DAMON's aggregation of 10 samples. */
+	.default_attrs = { .sample_us = 1000000, .aggr_us = 10000000, .update_us = 20000000,
 			   .min_nr_regions = 10, .max_nr_regions = 1000 },
 	.process_only = true,
 	.selftest = refs_selftest,

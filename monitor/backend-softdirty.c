@@ -148,8 +148,9 @@ const struct mr_mon_ops mr_mon_ops_softdirty = {
 		"Per page, but sees writes only, and only on kernels built with\n"
 		"CONFIG_MEM_SOFT_DIRTY (the self-test says so where it is missing). Clearing\n"
 		"write-protects the target's pages, so its next write to each faults once.",
-	/* a clear write-protects every PTE and the next writes fault: ~2x refs' cost */
-	.default_attrs = { .sample_us = 100000, .aggr_us = 1000000, .update_us = 5000000,
+	/* a clear write-protects every PTE and each page's next write faults: at least
+	 * refs' cost (see there), so the same 1 s / 10 s */
+	.default_attrs = { .sample_us = 1000000, .aggr_us = 10000000, .update_us = 20000000,
 			   .min_nr_regions = 10, .max_nr_regions = 1000 },
 	.process_only = true,
 	.selftest = sd_selftest,
