@@ -54,6 +54,7 @@ tests_monitor_mk_phys_record_SOURCES = tests/monitor/mk-phys-record.c
 tests_monitor_mk_phys_record_LDADD = libmrcore.la libmrcommon.la $(ZLIB_LIBS)
 
 TESTS += tests/monitor/record-cli.sh tests/monitor/report-regions.sh \
+	tests/monitor/report-regions-live.sh \
 	tests/monitor/wss-stairs.sh tests/monitor/wss-zigzag.sh
 EXTRA_DIST += tests/monitor/wss-lib.sh tests/monitor/fuzz
 endif
