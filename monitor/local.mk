@@ -1,1 +1,76 @@
-# monitor: sources, programs and tests of this directory.
+# monitor/: the access monitor (core, backends, record files, reports), its
+# commands, the access-pattern generator and the tests.
+libmrcore_la_SOURCES += \
+	monitor/monitor.h monitor/core.c monitor/maps.c monitor/backend.c \
+	monitor/backend-refs.c monitor/backend-softdirty.c \
+	monitor/backend-uffd.c monitor/uffd.h \
+	monitor/backend-damon.c monitor/damon.h \
+	monitor/backend-replay.c \
+	monitor/backend-perf.c monitor/perf.h \
+	monitor/record.c monitor/record.h \
+	monitor/report.c monitor/report.h
+libmrcore_la_CFLAGS += $(ZLIB_CFLAGS)
+libmrcore_la_LIBADD += $(ZLIB_LIBS) -lpthread
+
+# memregctl's monitor commands. tools/local.mk is included after this file, so it
+# names this variable in tools_memregctl_SOURCES (automake forbids += before =).
+MR_MONITOR_CMD_SOURCES = tools/cmd-record.c tools/cmd-report.c
+
+if ENABLE_TESTS
+check_PROGRAMS += tests/monitor/test-core
+tests_monitor_test_core_SOURCES = tests/monitor/test-core.c
+tests_monitor_test_core_CFLAGS = $(MR_TEST_CFLAGS)
+tests_monitor_test_core_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
+TESTS += tests/monitor/test-core
+
+check_PROGRAMS += tests/monitor/test-record
+tests_monitor_test_record_SOURCES = tests/monitor/test-record.c
+tests_monitor_test_record_CFLAGS = $(MR_TEST_CFLAGS) $(ZLIB_CFLAGS)
+tests_monitor_test_record_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
+TESTS += tests/monitor/test-record
+
+check_PROGRAMS += tests/monitor/test-damon
+tests_monitor_test_damon_SOURCES = tests/monitor/test-damon.c
+tests_monitor_test_damon_CFLAGS = $(MR_TEST_CFLAGS)
+tests_monitor_test_damon_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
+tests_monitor_test_damon_LDFLAGS = -Wl,--wrap=mr_root_write_str -Wl,--wrap=mr_sys_write
+TESTS += tests/monitor/test-damon
+
+check_PROGRAMS += tests/monitor/test-backends
+tests_monitor_test_backends_SOURCES = tests/monitor/test-backends.c
+tests_monitor_test_backends_CFLAGS = $(MR_TEST_CFLAGS)
+tests_monitor_test_backends_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
+TESTS += tests/monitor/test-backends
+
+check_PROGRAMS += tests/monitor/test-perf
+tests_monitor_test_perf_SOURCES = tests/monitor/test-perf.c
+tests_monitor_test_perf_CFLAGS = $(MR_TEST_CFLAGS)
+tests_monitor_test_perf_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
+TESTS += tests/monitor/test-perf
+EXTRA_DIST += tests/monitor/perf-samples.hex tests/monitor/gen-perf-samples.sh
+
+check_PROGRAMS += tests/monitor/mk-phys-record
+tests_monitor_mk_phys_record_SOURCES = tests/monitor/mk-phys-record.c
+tests_monitor_mk_phys_record_LDADD = libmrcore.la libmrcommon.la $(ZLIB_LIBS)
+
+TESTS += tests/monitor/record-cli.sh tests/monitor/report-regions.sh \
+	tests/monitor/report-regions-live.sh \
+	tests/monitor/wss-stairs.sh tests/monitor/wss-zigzag.sh
+EXTRA_DIST += tests/monitor/wss-lib.sh tests/monitor/fuzz
+endif
+
+# The access-pattern generator and its shipped configs (in the lab guest too).
+bin_PROGRAMS += monitor/memreg-accessgen
+monitor_memreg_accessgen_SOURCES = monitor/accessgen.c
+monitor_memreg_accessgen_CPPFLAGS = $(AM_CPPFLAGS) -DMR_PKGDATADIR='"$(pkgdatadir)"'
+monitor_memreg_accessgen_LDADD = libmrcommon.la
+accessgenconfigdir = $(pkgdatadir)/configs
+dist_accessgenconfig_DATA = monitor/configs/stairs monitor/configs/zigzag
+
+dist_man_MANS += man/memregctl-record.1 man/memregctl-report.1 man/memreg-record.5 \
+	man/memreg-accessgen.1
+EXTRA_DIST += docs/monitor.md tests/lab/guest/monitor
+
+# The overhead benchmark, installed so the lab guest can run it too.
+monbenchdir = $(pkgdatadir)/bench
+dist_monbench_SCRIPTS = bench/mon-overhead.sh

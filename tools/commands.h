@@ -3,3 +3,6 @@
  * Each command lives in tools/cmd-NAME.c as `int mr_cmd_NAME(int argc, char **argv)`
  * and handles its own --help. Keep the list in the order `help` should print. */
 MR_CMD(regions, "show memory power regions, their power states and what they hold")
+MR_CMD(energy, "DRAM energy of a command, per socket and per region (RAPL or the model)")
+MR_CMD(record, "record which memory a process (or physical memory) accesses, over time")
+MR_CMD(report, "heatmaps, working-set sizes and per-region access rates of a record")

@@ -1,0 +1,431 @@
+/* The `damon` backend: the kernel's DAMON through sysfs (vaddr for a process, paddr
+ * for physical memory), snapshots read from a `stat` scheme's tried regions.
+ * Writing nr_kdamonds destroys every kdamond directory, so memreg only touches DAMON
+ * when nobody else uses it (damon.h: mr_mon_damon_check_free) and resets it after. */
+#include "config.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "common/root.h"
+#include "common/util.h"
+#include "monitor/damon.h"
+#include "monitor/monitor.h"
+
+#define ADMIN "/sys/kernel/mm/damon/admin"
+#define KD ADMIN "/kdamonds/0"
+#define CTX KD "/contexts/0"
+#define SCHEME CTX "/schemes/0"
+
+struct damon_priv {
+	bool started;		/* we wrote nr_kdamonds: reset it to 0 */
+};
+
+/* DAMON's in-kernel users that do not show in the sysfs admin tree. */
+static const char *const modules[] = { "damon_reclaim", "damon_lru_sort", "damon_stat" };
+
+int mr_mon_damon_check_free(char *why, size_t len)
+{
+	char buf[64];
+	uint64_t nr;
+	DIR *d;
+	struct dirent *de;
+	size_t i;
+	int err;
+
+	if (!mr_root_exists(ADMIN "/kdamonds/nr_kdamonds")) {
+		snprintf(why, len, "this kernel has no DAMON sysfs interface (%s)", ADMIN);
+		return -ENOTSUP;
+	}
+	err = mr_root_read_u64(ADMIN "/kdamonds/nr_kdamonds", &nr);
+	if (err) {
+		snprintf(why, len, "%s", mr_last_error());
+		return err;
+	}
+	if (nr) {
+		snprintf(why, len, "DAMON is in use: nr_kdamonds is %" PRIu64, nr);
+		return -EBUSY;
+	}
+	d = mr_root_opendir("/proc");
+	if (!d) {
+		snprintf(why, len, "cannot list /proc to look for kdamond threads");
+		return -EIO;
+	}
+	while ((de = readdir(d))) {
+		char path[300], comm[64];
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		mr_pathf(path, sizeof(path), "/proc/%s/comm", de->d_name);
+		if (mr_root_read_str(path, comm, sizeof(comm)))
+			continue;	/* exited meanwhile */
+		if (strncmp(comm, "kdamond", 7) == 0) {
+			snprintf(why, len, "DAMON is in use: thread %s (pid %s) runs", comm, de->d_name);
+			closedir(d);
+			return -EBUSY;
+		}
+	}
+	closedir(d);
+	for (i = 0; i < MR_ARRAY_SIZE(modules); i++) {
+		char path[128];
+
+		mr_pathf(path, sizeof(path), "/sys/module/%s/parameters/enabled", modules[i]);
+		if (mr_root_read_str(path, buf, sizeof(buf)))
+			continue;	/* module absent */
+		if (buf[0] == 'Y' || buf[0] == 'y' || buf[0] == '1') {
+			snprintf(why, len, "DAMON is in use: %s is enabled", modules[i]);
+			return -EBUSY;
+		}
+	}
+	return 0;
+}
+
+static int wr(struct mr_mon_ctx *ctx, const char *path, const char *val)
+{
+	return mr_root_write_str(path, val, ctx->apply);
+}
+
+static int wr_u64(struct mr_mon_ctx *ctx, const char *path, uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	return wr(ctx, path, buf);
+}
+
+/* System RAM ranges for paddr, from /proc/iomem (addresses need root). */
+static int ram_ranges(struct mr_mon_range **out, size_t *nr)
+{
+	char *data = NULL, *line, *save = NULL;
+	struct mr_mon_range *r = NULL;
+	size_t len, n = 0;
+	int err = mr_root_read_file("/proc/iomem", 1u << 20, &data, &len);
+
+	if (err)
+		return err;
+	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		uint64_t s, e;
+
+		if (line[0] == ' ' || !strstr(line, ": System RAM"))
+			continue;	/* top level entries only */
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64, &s, &e) != 2 || e <= s)
+			continue;
+		if (!s && !e)
+			continue;
+		{
+			struct mr_mon_range *p = realloc(r, (n + 1) * sizeof(*r));
+
+			if (!p) {
+				free(r);
+				free(data);
+				return mr_error(-ENOMEM, "damon: out of memory");
+			}
+			r = p;
+		}
+		r[n].start = s;
+		r[n].end = e + 1;
+		n++;
+	}
+	free(data);
+	if (!n || (n == 1 && r[0].end <= 1)) {
+		free(r);
+		return mr_error(-EPERM, "/proc/iomem: no System RAM addresses (needs root)");
+	}
+	*out = r;
+	*nr = n;
+	return 0;
+}
+
+static void reset(struct mr_mon_ctx *ctx)
+{
+	char state[32] = "";
+
+	/* off first: nr_kdamonds cannot change while one started through sysfs runs */
+	if (!mr_root_read_str(KD "/state", state, sizeof(state)) && strcmp(state, "on") == 0)
+		wr(ctx, KD "/state", "off");
+	wr(ctx, ADMIN "/kdamonds/nr_kdamonds", "0");
+}
+
+/* Build kdamond 0 with one context, one target and a stat scheme, and start it. */
+static int start(struct mr_mon_ctx *ctx, pid_t pid, const struct mr_mon_attrs *a)
+{
+	struct damon_priv *p = ctx->priv;
+	char *avail = NULL, path[160];
+	const char *ops = ctx->target.kind == MR_MON_TARGET_PHYS ? "paddr" : "vaddr";
+	size_t len;
+	int err;
+
+	err = wr(ctx, ADMIN "/kdamonds/nr_kdamonds", "1");
+	if (err)
+		return err;
+	p->started = true;
+	err = wr(ctx, KD "/contexts/nr_contexts", "1");
+	/* one operations set a line */
+	if (!err && !mr_root_read_file(CTX "/avail_operations", 4096, &avail, &len)) {
+		char *line, *save = NULL;
+		bool found = false;
+
+		for (line = strtok_r(avail, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+			if (!strcmp(line, ops))
+				found = true;
+		if (!found)
+			err = mr_error(-ENOTSUP, "damon: operations '%s' not available here", ops);
+		free(avail);
+	}
+	if (!err)
+		err = wr(ctx, CTX "/operations", ops);
+	if (!err)
+		err = wr_u64(ctx, CTX "/monitoring_attrs/intervals/sample_us", a->sample_us);
+	if (!err)
+		err = wr_u64(ctx, CTX "/monitoring_attrs/intervals/aggr_us", a->aggr_us);
+	if (!err)
+		err = wr_u64(ctx, CTX "/monitoring_attrs/intervals/update_us", a->update_us);
+	/* max before min: the kernel rejects min > max at commit, not here, but be tidy */
+	if (!err)
+		err = wr_u64(ctx, CTX "/monitoring_attrs/nr_regions/max", a->max_nr_regions);
+	if (!err)
+		err = wr_u64(ctx, CTX "/monitoring_attrs/nr_regions/min", a->min_nr_regions);
+	if (!err)
+		err = wr(ctx, CTX "/targets/nr_targets", "1");
+	if (!err && ctx->target.kind == MR_MON_TARGET_PROCESS) {
+		err = wr_u64(ctx, CTX "/targets/0/pid_target", (uint64_t)pid);
+	} else if (!err) {
+		struct mr_mon_range *r = NULL;
+		size_t nr = 0, i;
+
+		err = ram_ranges(&r, &nr);
+		if (!err)
+			err = wr_u64(ctx, CTX "/targets/0/regions/nr_regions", nr);
+		for (i = 0; !err && i < nr; i++) {
+			err = wr_u64(ctx, mr_pathf(path, sizeof(path), CTX "/targets/0/regions/%zu/start",
+						   i), r[i].start);
+			if (!err)
+				err = wr_u64(ctx, mr_pathf(path, sizeof(path),
+							   CTX "/targets/0/regions/%zu/end", i), r[i].end);
+		}
+		free(r);
+	}
+	if (!err)
+		err = wr(ctx, CTX "/schemes/nr_schemes", "1");
+	if (!err)
+		err = wr(ctx, SCHEME "/action", "stat");
+	/* match every region: the tried regions are then the whole snapshot */
+	if (!err)
+		err = wr(ctx, SCHEME "/access_pattern/sz/min", "0");
+	if (!err)
+		err = wr(ctx, SCHEME "/access_pattern/sz/max", "18446744073709551615");
+	if (!err)
+		err = wr(ctx, SCHEME "/access_pattern/nr_accesses/min", "0");
+	if (!err)
+		err = wr(ctx, SCHEME "/access_pattern/nr_accesses/max", "4294967295");
+	if (!err)
+		err = wr(ctx, SCHEME "/access_pattern/age/min", "0");
+	if (!err)
+		err = wr(ctx, SCHEME "/access_pattern/age/max", "4294967295");
+	if (!err)
+		err = wr(ctx, KD "/state", "on");
+	return err;
+}
+
+static int cmp_region(const void *a, const void *b)
+{
+	const struct mr_mon_region *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Ask for the tried regions of the last aggregation and read them into the target. */
+static int read_tried(struct mr_mon_ctx *ctx)
+{
+	struct mr_mon_target *t = &ctx->target;
+	char path[200], state[32] = "";
+	struct dirent *de;
+	DIR *d;
+	size_t n = 0;
+	int err;
+
+	if (mr_root_read_str(KD "/state", state, sizeof(state)) || strcmp(state, "on") != 0)
+		return 1;	/* the kdamond stopped: its target exited */
+	err = wr(ctx, KD "/state", "update_schemes_tried_regions");
+	if (err) {
+		if (!mr_root_read_str(KD "/state", state, sizeof(state)) && strcmp(state, "on") != 0)
+			return 1;
+		return err;
+	}
+	d = mr_root_opendir(SCHEME "/tried_regions");
+	if (!d)
+		return mr_error(-EIO, "damon: cannot list %s/tried_regions", SCHEME);
+	while ((de = readdir(d))) {
+		struct mr_mon_region r = { 0 };
+		uint64_t v;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		if (n == t->cap_regions) {
+			size_t cap = t->cap_regions ? 2 * t->cap_regions : 256;
+			struct mr_mon_region *p = realloc(t->regions, cap * sizeof(*p));
+
+			if (!p) {
+				closedir(d);
+				return mr_error(-ENOMEM, "damon: out of memory");
+			}
+			t->regions = p;
+			t->cap_regions = cap;
+		}
+		err = mr_root_read_u64(mr_pathf(path, sizeof(path), SCHEME "/tried_regions/%s/start",
+						de->d_name), &r.start);
+		if (!err)
+			err = mr_root_read_u64(mr_pathf(path, sizeof(path),
+							SCHEME "/tried_regions/%s/end", de->d_name), &r.end);
+		if (!err)
+			err = mr_root_read_u64(mr_pathf(path, sizeof(path),
+							SCHEME "/tried_regions/%s/nr_accesses",
+							de->d_name), &v);
+		r.nr_accesses = (uint32_t)v;
+		if (!err)
+			err = mr_root_read_u64(mr_pathf(path, sizeof(path),
+							SCHEME "/tried_regions/%s/age", de->d_name), &v);
+		r.age = (uint32_t)v;
+		if (err) {
+			closedir(d);
+			return err;
+		}
+		t->regions[n++] = r;
+	}
+	closedir(d);
+	qsort(t->regions, n, sizeof(*t->regions), cmp_region);
+	t->nr_regions = n;
+	return 0;
+}
+
+static volatile int selftest_stop;
+
+#define SELFTEST_BYTES (4u << 20)
+
+/* Writes every page of the buffer over and over: whatever page DAMON samples in a
+ * region overlapping it was accessed, before any region has adapted. */
+static void *toucher(void *arg)
+{
+	volatile char *buf = arg;
+	size_t off;
+
+	while (!selftest_stop)
+		for (off = 0; off < SELFTEST_BYTES; off += 4096)
+			buf[off]++;
+	return NULL;
+}
+
+/* Free, then a real run on our own process: a buffer a thread keeps writing must
+ * show up with nr_accesses > 0. Resets nr_kdamonds to 0 whatever happens. */
+static int damon_selftest(struct mr_mon_ctx *ctx)
+{
+	struct mr_mon_attrs a = { .sample_us = 5000, .aggr_us = 100000, .update_us = 1000000,
+				  .min_nr_regions = 10, .max_nr_regions = 1000 };
+	struct mr_mon_ctx self;
+	struct damon_priv p = { 0 };
+	char why[256];
+	volatile char *page;
+	pthread_t th;
+	bool seen = false;
+	int err, i;
+	size_t k;
+
+	err = mr_mon_damon_check_free(why, sizeof(why));
+	if (err)
+		return mr_error(err == -EBUSY ? -EBUSY : -ENOTSUP, "damon: %s; not touched", why);
+	if (!ctx->apply)
+		return mr_error(-EPERM, "damon: changes the kernel's state; give --apply");
+	if (ctx->target.kind == MR_MON_TARGET_PHYS)
+		return 0;	/* paddr: proved when the first snapshot arrives */
+	page = mmap(NULL, SELFTEST_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		return mr_error(-errno, "damon: self-test mmap: %s", strerror(errno));
+	mr_mon_ctx_init(&self, &mr_mon_ops_damon);
+	self.apply = ctx->apply;
+	self.priv = &p;
+	self.target.kind = MR_MON_TARGET_PROCESS;
+	selftest_stop = 0;
+	if (pthread_create(&th, NULL, toucher, (void *)page)) {
+		munmap((void *)page, SELFTEST_BYTES);
+		return mr_error(-EAGAIN, "damon: self-test thread");
+	}
+	err = start(&self, getpid(), &a);
+	for (i = 0; !err && !seen && i < 20; i++) {
+		usleep(200000);
+		err = read_tried(&self);
+		for (k = 0; !err && k < self.target.nr_regions; k++) {
+			const struct mr_mon_region *r = &self.target.regions[k];
+
+			if (r->start < (uintptr_t)page + SELFTEST_BYTES && (uintptr_t)page < r->end &&
+			    r->nr_accesses)
+				seen = true;
+		}
+	}
+	selftest_stop = 1;
+	pthread_join(th, NULL);
+	if (p.started)
+		reset(&self);
+	self.priv = NULL;
+	mr_mon_ctx_destroy(&self);
+	munmap((void *)page, SELFTEST_BYTES);
+	if (err < 0)
+		return mr_error(-ENOTSUP, "damon: self-test: %s", mr_last_error());
+	if (!seen)
+		return mr_error(-ENOTSUP, "damon: self-test: a buffer written all along never "
+				"showed accesses in the stat scheme's tried regions");
+	return 0;
+}
+
+static int damon_init(struct mr_mon_ctx *ctx)
+{
+	char why[256];
+	int err;
+
+	err = mr_mon_damon_check_free(why, sizeof(why));
+	if (err)
+		return mr_error(err, "damon: %s; not touched", why);
+	ctx->priv = calloc(1, sizeof(struct damon_priv));
+	if (!ctx->priv)
+		return mr_error(-ENOMEM, "damon: out of memory");
+	return start(ctx, ctx->target.pid, &ctx->attrs);
+}
+
+static int damon_snapshot(struct mr_mon_ctx *ctx)
+{
+	return read_tried(ctx);
+}
+
+static void damon_cleanup(struct mr_mon_ctx *ctx)
+{
+	struct damon_priv *p = ctx->priv;
+
+	if (p && p->started)
+		reset(ctx);
+	free(p);
+	ctx->priv = NULL;
+}
+
+const struct mr_mon_ops mr_mon_ops_damon = {
+	.name = "damon",
+	.help = "the kernel's DAMON through /sys/kernel/mm/damon (vaddr for --pid, paddr for\n"
+		"--phys), read through a stat scheme's tried regions. Used only where nothing\n"
+		"else uses DAMON (nr_kdamonds reads 0, no kdamond thread, the reclaim, LRU-sort\n"
+		"and stat modules off); otherwise it says so and writes nothing. Changes the\n"
+		"kernel's state, so it needs --apply; sets nr_kdamonds back to 0 when done.",
+	/* the kernel's own defaults: sampling in the kernel costs little */
+	.default_attrs = { .sample_us = 5000, .aggr_us = 100000, .update_us = 1000000,
+			   .min_nr_regions = 10, .max_nr_regions = 1000 },
+	.needs_apply = true,
+	.selftest = damon_selftest,
+	.init = damon_init,
+	.snapshot = damon_snapshot,
+	.cleanup = damon_cleanup,
+};

@@ -1,0 +1,97 @@
+/* A process's address ranges from /proc/PID/maps, read through the root layer, so
+ * monitoring targets follow mmap/munmap as they happen. */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/root.h"
+#include "common/util.h"
+#include "monitor/monitor.h"
+
+/* Mappings of the kernel's own that no access check can see. */
+static bool special_mapping(const char *name)
+{
+	return strcmp(name, "[vsyscall]") == 0 || strcmp(name, "[vvar]") == 0 ||
+	       strcmp(name, "[vvar_vclock]") == 0 || strcmp(name, "[vdso]") == 0;
+}
+
+int mr_mon_read_maps(pid_t pid, struct mr_mon_range **ranges, size_t *nr)
+{
+	char path[64], *data = NULL, *line, *save = NULL;
+	struct mr_mon_range *out = NULL;
+	size_t len, n = 0, cap = 0;
+	int err;
+
+	mr_pathf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	err = mr_root_read_file(path, 64u << 20, &data, &len);
+	if (err)
+		return err;
+	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		uint64_t s, e;
+		char name[256] = "", perms[8] = "";
+		int used = 0;
+
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %*s %*s %*s%n", &s, &e, perms, &used) < 3 ||
+		    s >= e) {
+			err = mr_error(-EINVAL, "%s: bad line '%.60s'", path, line);
+			goto fail;
+		}
+		sscanf(line + used, " %255s", name);
+		/* nothing can access a PROT_NONE mapping (guard pages, reserved address
+		 * space): leaving it out also keeps the mappings around it apart */
+		if (special_mapping(name) || strncmp(perms, "---", 3) == 0)
+			continue;
+		if (n && out[n - 1].end == s) {	/* adjacent mappings form one range */
+			out[n - 1].end = e;
+			continue;
+		}
+		if (n && s < out[n - 1].end) {
+			err = mr_error(-EINVAL, "%s: mappings out of order at %.60s", path, line);
+			goto fail;
+		}
+		if (n == cap) {
+			struct mr_mon_range *p;
+
+			cap = cap ? cap * 2 : 64;
+			p = realloc(out, cap * sizeof(*out));
+			if (!p) {
+				err = mr_error(-ENOMEM, "%s: out of memory", path);
+				goto fail;
+			}
+			out = p;
+		}
+		out[n].start = s;
+		out[n].end = e;
+		n++;
+	}
+	free(data);
+	*ranges = out;
+	*nr = n;
+	return 0;
+fail:
+	free(data);
+	free(out);
+	return err;
+}
+
+bool mr_mon_process_alive(pid_t pid)
+{
+	char path[64], state[1024];
+
+	/* kill(0) says nothing about zombies, whose maps are empty */
+	mr_pathf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (mr_root_read_str(path, state, sizeof(state)))
+		return false;
+	{
+		const char *p = strrchr(state, ')');
+
+		if (p && (p[1] == ' ') && (p[2] == 'Z' || p[2] == 'X'))
+			return false;
+	}
+	return true;
+}

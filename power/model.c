@@ -1,0 +1,605 @@
+/* The DRAM power model: the datasheet table, per-region power per state, and
+ * per-region energy from residency, calibrated against RAPL when it exists. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/root.h"
+#include "power/energy.h"
+#include "power/model.h"
+
+/*
+ * Per-device figures. The DDR4 row is Micron's MT40A1G8 (8 Gb, x8, die rev. B) at
+ * DDR4-2400, from the module table of MTA18ASF2G72HZ (asf18c2gx72hz.pdf rev. F,
+ * table 15: 18 devices, two ranks): "all ranks" currents divided by 18, "one rank
+ * active, the other in IDD2P" currents as (module - 9 x IDD2P) / 9. tRC from the
+ * DDR4-2400 (-2G3) speed grade, tRFC1 (8 Gb) and tREFI from JESD79-4.
+ * See docs/energy.md for the table and what is missing (DDR5).
+ */
+const struct mr_dram_figures mr_dram_table[] = {
+	{
+		.name = "DDR4-2400 8Gb x8 (Micron MT40A1G8)",
+		.source = "Micron MTA18ASF2G72HZ data sheet, table 15 (die rev. B); JESD79-4",
+		.type = MR_DRAM_DDR4,
+		.device_bytes = MR_GIB,
+		.vdd_v = 1.2, .vpp_v = 2.5,
+		.idd0_ma = 48, .idd2n_ma = 34, .idd2p_ma = 25, .idd3n_ma = 43,
+		.idd3p_ma = 37, .idd4r_ma = 135, .idd4w_ma = 123, .idd5b_ma = 250,
+		.idd6n_ma = 30, .ipp3n_ma = 3,
+		.trc_ns = 46.16, .tburst_ns = 8 / 2.4, .trfc_ns = 350, .trefi_ns = 7800,
+	},
+};
+const unsigned mr_dram_table_len = MR_ARRAY_SIZE(mr_dram_table);
+
+const struct mr_dram_figures *mr_dram_figures_for(enum mr_dram_type type)
+{
+	unsigned i;
+
+	for (i = 0; i < mr_dram_table_len; i++)
+		if (mr_dram_table[i].type == type)
+			return &mr_dram_table[i];
+	return NULL;
+}
+
+/* mA x V = mW; mA x V x ns = pJ. */
+static double refresh_mw(const struct mr_dram_figures *f)
+{
+	return (f->idd5b_ma - f->idd3n_ma) * f->vdd_v * f->trfc_ns / f->trefi_ns;
+}
+
+double mr_dram_active_mw(const struct mr_dram_figures *f)
+{
+	return f->idd3n_ma * f->vdd_v + f->ipp3n_ma * f->vpp_v + refresh_mw(f);
+}
+
+double mr_dram_powerdown_mw(const struct mr_dram_figures *f)
+{
+	return f->idd2p_ma * f->vdd_v + f->ipp3n_ma * f->vpp_v + refresh_mw(f);
+}
+
+double mr_dram_selfrefresh_mw(const struct mr_dram_figures *f)
+{
+	return f->idd6n_ma * f->vdd_v;
+}
+
+double mr_dram_access_nj(const struct mr_dram_figures *f)
+{
+	return ((f->idd0_ma - f->idd3n_ma) * f->vdd_v * f->trc_ns +
+		(f->idd4r_ma - f->idd3n_ma) * f->vdd_v * f->tburst_ns) / 1000.0;
+}
+
+const char *mr_devices_from_name(enum mr_devices_from from)
+{
+	static const char *const names[NR_MR_DEVICES] = {
+		[MR_DEVICES_NONE] = "mpst",
+		[MR_DEVICES_DMI] = "dmi",
+		[MR_DEVICES_CAPACITY] = "capacity",
+		[MR_DEVICES_COMPONENTS] = "components",
+	};
+	return from < NR_MR_DEVICES ? names[from] : "?";
+}
+
+const char *mr_residency_scope_name(enum mr_residency_scope scope)
+{
+	static const char *const names[NR_MR_RESIDENCY] = {
+		[MR_RESIDENCY_NONE] = "none",
+		[MR_RESIDENCY_PHYSICAL] = "physical",
+		[MR_RESIDENCY_PROCESS] = "process",
+	};
+	return scope < NR_MR_RESIDENCY ? names[scope] : "?";
+}
+
+static void note(struct mr_power_model *m, const char *fmt, ...) MR_PRINTF(2, 3);
+static void note(struct mr_power_model *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (m->nr_notes >= MR_ARRAY_SIZE(m->notes))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(m->notes[m->nr_notes++], sizeof(m->notes[0]), fmt, ap);
+	va_end(ap);
+}
+
+/* SMBIOS type 17 (DSP0134): size at 0x0c (bit 15: KiB units, 0x7fff: extended size
+ * in MiB at 0x1c), total width 0x08, data width 0x0a, memory type 0x12. */
+int mr_dmi_parse_type17(const uint8_t *raw, size_t len, uint64_t *bytes,
+			double *devices, int *type)
+{
+	unsigned size, total_w, data_w;
+
+	if (len < 0x15 || raw[0] != 17 || raw[1] < 0x15 || raw[1] > len)
+		return -EINVAL;
+	size = raw[0x0c] | raw[0x0d] << 8;
+	total_w = raw[0x08] | raw[0x09] << 8;
+	data_w = raw[0x0a] | raw[0x0b] << 8;
+	*type = raw[0x12];
+	if (size == 0 || size == 0xffff) {
+		*bytes = 0;
+		*devices = 0;
+		return 0;
+	}
+	if (size == 0x7fff) {
+		if (raw[1] < 0x20)
+			return -EINVAL;
+		*bytes = (uint64_t)(raw[0x1c] | raw[0x1d] << 8 | raw[0x1e] << 16 |
+				    (uint32_t)raw[0x1f] << 24) * MR_MIB;
+	} else if (size & 0x8000) {
+		*bytes = (uint64_t)(size & 0x7fff) * MR_KIB;
+	} else {
+		*bytes = (uint64_t)size * MR_MIB;
+	}
+	*devices = (double)*bytes / (double)MR_GIB;	/* 8 Gb devices */
+	if (data_w && total_w > data_w && total_w != 0xffff && data_w != 0xffff)
+		*devices *= (double)total_w / data_w;	/* ECC devices */
+	return 0;
+}
+
+int mr_dmi_memory_read(struct mr_dmi_memory *dmi)
+{
+	const char *dir = "/sys/firmware/dmi/entries";
+	struct dirent *de;
+	DIR *d;
+	int first_type = -1;
+
+	memset(dmi, 0, sizeof(*dmi));
+	d = mr_root_opendir(dir);
+	if (!d)
+		return mr_error(-ENOENT, "%s: not present", dir);
+	while ((de = readdir(d))) {
+		char path[300];
+		char *data;
+		size_t len;
+		uint64_t bytes;
+		double devices;
+		int type, ret;
+
+		if (strncmp(de->d_name, "17-", 3) != 0)
+			continue;
+		ret = mr_root_read_file(mr_pathf(path, sizeof(path), "%s/%s/raw", dir, de->d_name),
+					4096, &data, &len);
+		if (ret) {
+			closedir(d);
+			return ret;
+		}
+		ret = mr_dmi_parse_type17((const uint8_t *)data, len, &bytes, &devices, &type);
+		free(data);
+		if (ret) {
+			closedir(d);
+			return mr_error(ret, "%s: not a valid SMBIOS type 17 structure", path);
+		}
+		if (!bytes)
+			continue;
+		if (first_type < 0)
+			first_type = type;
+		else if (type != first_type)
+			dmi->mixed_types = true;
+		dmi->nr_dimms++;
+		dmi->total_bytes += bytes;
+		dmi->devices += devices;
+	}
+	closedir(d);
+	if (!dmi->nr_dimms)
+		return mr_error(-ENOENT, "%s: no installed memory device", dir);
+	dmi->type = first_type == 0x22 ? MR_DRAM_DDR5 : MR_DRAM_DDR4;
+	return 0;
+}
+
+static const struct mr_power_state *mpst_state(const struct mr_region *r, unsigned state)
+{
+	unsigned i;
+
+	for (i = 0; i < r->nr_states; i++)
+		if (r->states[i].state == state && r->states[i].has_characteristics)
+			return &r->states[i];
+	return NULL;
+}
+
+/* How many regions of @map list component @id: a DIMM named by two MPST nodes is
+ * shared between them. */
+static unsigned component_sharers(const struct mr_region_map *map, uint16_t id)
+{
+	const struct mr_region *r;
+	unsigned n = 0, i;
+
+	mr_for_each_region(map, r)
+		for (i = 0; i < r->nr_components; i++)
+			if (r->components[i] == id) {
+				n++;
+				break;
+			}
+	return n;
+}
+
+/*
+ * Devices behind a datasheet region, in order of precedence:
+ * 1. MPST physical components with SMBIOS readable: each component is one memory
+ *    device (DIMM); its DRAM packages are SMBIOS's devices per DIMM (an average:
+ *    which SMBIOS entry a component is, only PMTT says), split between the regions
+ *    that share the component. Used only when those DIMMs can hold the region.
+ * 2. SMBIOS alone: the DIMMs' devices spread over regions by size.
+ * 3. Capacity: region size / device size, no ECC devices.
+ */
+static void region_devices(struct mr_power_model *m, const struct mr_region_map *map,
+			   const struct mr_region *r, const struct mr_dmi_memory *dmi,
+			   struct mr_region_power *p, unsigned *nr_inconsistent)
+{
+	if (r->nr_components && dmi && dmi->nr_dimms && dmi->total_bytes) {
+		double per_dimm = dmi->devices / dmi->nr_dimms;
+		double dimm_bytes = (double)dmi->total_bytes / dmi->nr_dimms;
+		double devices = 0, bytes = 0;
+		unsigned i;
+
+		for (i = 0; i < r->nr_components; i++) {
+			unsigned k = component_sharers(map, r->components[i]);
+
+			devices += per_dimm / (k ? k : 1);
+			bytes += dimm_bytes / (k ? k : 1);
+		}
+		if (bytes + 0.5 >= (double)r->size_bytes) {
+			p->devices = devices;
+			p->devices_from = MR_DEVICES_COMPONENTS;
+			return;
+		}
+		(*nr_inconsistent)++;
+	}
+	if (dmi && dmi->total_bytes) {
+		p->devices = dmi->devices * (double)r->size_bytes / (double)dmi->total_bytes;
+		p->devices_from = MR_DEVICES_DMI;
+	} else {
+		p->devices = (double)r->size_bytes / (double)m->figures->device_bytes;
+		p->devices_from = MR_DEVICES_CAPACITY;
+	}
+}
+
+int mr_power_model_build(struct mr_power_model *m, const struct mr_region_map *map,
+			 const struct mr_dmi_memory *dmi)
+{
+	enum mr_dram_type type = dmi ? dmi->type : MR_DRAM_DDR4;
+	const struct mr_region *r;
+	unsigned manual = 0, inconsistent = 0, unsized_components = 0, i;
+	unsigned from[NR_MR_DEVICES] = { 0 };
+
+	memset(m, 0, sizeof(*m));
+	m->figures = mr_dram_figures_for(type);
+	if (!m->figures) {
+		m->figures = mr_dram_figures_for(MR_DRAM_DDR4);
+		note(m, "no DDR5 row in the datasheet table: DDR5 memory modelled with DDR4 figures");
+	}
+	m->regions = calloc(map->nr_regions ? map->nr_regions : 1, sizeof(*m->regions));
+	if (!m->regions)
+		return mr_error(-ENOMEM, "power model: out of memory");
+	m->nr_regions = map->nr_regions;
+	mr_for_each_region(map, r) {
+		struct mr_region_power *p = &m->regions[r - map->regions];
+		const struct mr_power_state *s0 = mpst_state(r, 0);
+
+		p->id = r->id;
+		p->node = r->node;
+		p->socket = -1;
+		p->size_bytes = r->size_bytes;
+		p->low_state = -2;
+		if (s0) {
+			p->from_mpst = true;
+			p->devices_from = MR_DEVICES_NONE;
+			p->active_mw = s0->average_power_mw;
+			p->low_mw = p->active_mw;
+			for (i = 0; i < r->nr_states; i++) {
+				const struct mr_power_state *s = &r->states[i];
+
+				if (s->state == 0 || !s->has_characteristics)
+					continue;
+				/* A state the OS must command is never entered: nothing sends it. */
+				if (!(s->flags & MR_PSTATE_AUTO_ENTRY)) {
+					manual++;
+					continue;
+				}
+				if (s->average_power_mw < p->low_mw) {
+					p->low_mw = s->average_power_mw;
+					p->low_state = s->state;
+				}
+			}
+		} else {
+			region_devices(m, map, r, dmi, p, &inconsistent);
+			if (r->nr_components && p->devices_from == MR_DEVICES_CAPACITY)
+				unsized_components++;
+			from[p->devices_from]++;
+			p->active_mw = p->devices * mr_dram_active_mw(m->figures);
+			p->low_mw = p->devices * mr_dram_powerdown_mw(m->figures);
+			p->low_state = -1;
+		}
+		/* One access drives one rank: 8 x8 devices for 64 bits, plus ECC. */
+		p->access_nj = mr_dram_access_nj(m->figures) * 8 *
+			(dmi && dmi->total_bytes ? dmi->devices * (double)MR_GIB /
+			 (double)dmi->total_bytes : 1.0);
+	}
+	if (manual)
+		note(m, "%u MPST power state(s) need an OS command to enter; nothing sends it, "
+		     "so they are never counted", manual);
+	if (from[MR_DEVICES_COMPONENTS] || from[MR_DEVICES_DMI] || from[MR_DEVICES_CAPACITY]) {
+		char list[128] = "";
+		size_t len = 0;
+
+		for (i = MR_DEVICES_DMI; i < NR_MR_DEVICES; i++)
+			if (from[i] && len < sizeof(list))
+				len += (size_t)snprintf(list + len, sizeof(list) - len,
+							"%s%s: %u region(s)", len ? "; " : "",
+							mr_devices_from_name(i), from[i]);
+		note(m, "region power from datasheet figures (%s) x devices (%s)",
+		     m->figures->name, list);
+	}
+	if (from[MR_DEVICES_COMPONENTS])
+		note(m, "components: devices = MPST physical components (DIMMs) x SMBIOS devices "
+		     "per DIMM (%.1f, the average: only PMTT says which DIMM a component is)",
+		     dmi->devices / dmi->nr_dimms);
+	if (inconsistent)
+		note(m, "%u region(s) larger than their MPST components' DIMMs: devices spread "
+		     "from SMBIOS by size instead", inconsistent);
+	if (unsized_components)
+		note(m, "%u region(s) name MPST components, but DIMM sizes are unknown without "
+		     "SMBIOS: devices by capacity", unsized_components);
+	return 0;
+}
+
+void mr_power_model_destroy(struct mr_power_model *m)
+{
+	free(m->regions);
+	m->regions = NULL;
+	m->nr_regions = 0;
+}
+
+void mr_power_model_read_offline(struct mr_power_model *m, const struct mr_region_map *map)
+{
+	unsigned i, j;
+
+	for (i = 0; i < m->nr_regions && i < map->nr_regions; i++) {
+		const struct mr_region *r = &map->regions[i];
+		unsigned offline = 0;
+
+		for (j = 0; j < r->nr_blocks; j++) {
+			char path[128], state[32];
+
+			if (mr_root_read_str(mr_pathf(path, sizeof(path),
+					"/sys/devices/system/memory/memory%llu/state",
+					(unsigned long long)r->blocks[j]), state, sizeof(state)) == 0 &&
+			    strcmp(state, "offline") == 0)
+				offline++;
+		}
+		m->regions[i].offline = r->nr_blocks && offline == r->nr_blocks;
+	}
+}
+
+int mr_power_node_map(struct mr_region_map *map)
+{
+	int nodes[1024];
+	unsigned nr, i;
+	char buf[4096];
+	uint64_t start = 0;
+	int ret;
+
+	memset(map, 0, sizeof(*map));
+	ret = mr_root_read_str("/sys/devices/system/node/online", buf, sizeof(buf));
+	if (ret)
+		return ret;
+	ret = mr_energy_parse_cpulist(buf, nodes, MR_ARRAY_SIZE(nodes), &nr);
+	if (ret)
+		return mr_error(ret, "/sys/devices/system/node/online: %s", mr_last_error());
+	map->regions = calloc(nr ? nr : 1, sizeof(*map->regions));
+	if (!map->regions)
+		return mr_error(-ENOMEM, "out of memory");
+	map->source = MR_SOURCE_NUMA;
+	for (i = 0; i < nr; i++) {
+		struct mr_region *r = &map->regions[map->nr_regions];
+		char path[128], *data, *p;
+		unsigned long long kb;
+
+		ret = mr_root_read_file(mr_pathf(path, sizeof(path),
+				"/sys/devices/system/node/node%d/meminfo", nodes[i]), 1 << 20, &data, NULL);
+		if (ret)
+			goto fail;
+		p = strstr(data, "MemTotal:");
+		if (!p || sscanf(p, "MemTotal: %llu kB", &kb) != 1) {
+			free(data);
+			ret = mr_error(-EINVAL, "%s: no MemTotal line", path);
+			goto fail;
+		}
+		free(data);
+		if (!kb)
+			continue;
+		r->id = map->nr_regions;
+		r->node = nodes[i];
+		r->mpst_node_id = -1;
+		r->size_bytes = kb * MR_KIB;
+		r->ranges = malloc(sizeof(*r->ranges));
+		if (!r->ranges) {
+			ret = mr_error(-ENOMEM, "out of memory");
+			goto fail;
+		}
+		/* Not the node's real addresses: only its size is known from meminfo. */
+		r->ranges[0].start = start;
+		r->ranges[0].size = r->size_bytes;
+		r->nr_ranges = 1;
+		start += r->size_bytes;
+		map->nr_regions++;
+	}
+	return 0;
+fail:
+	mr_region_map_destroy(map);
+	return ret;
+}
+
+int mr_power_model_energy(const struct mr_power_model *m, const struct mr_residency *res,
+			  double elapsed_s, double measured_uj, struct mr_region_energy *out,
+			  double *scale)
+{
+	double sum = 0, k = 1;
+	unsigned i;
+
+	for (i = 0; i < m->nr_regions; i++) {
+		const struct mr_region_power *p = &m->regions[i];
+		struct mr_region_energy *e = &out[i];
+		double low = 0, accesses_uj = 0;
+
+		if (p->offline) {
+			low = 1;		/* refreshed, never accessed */
+		} else if (res && res->scope != MR_RESIDENCY_NONE && p->id < res->nr_regions) {
+			const struct mr_residency_region *rr = &res->regions[p->id];
+
+			if (rr->intervals)
+				low = (double)rr->idle_intervals / (double)rr->intervals;
+			accesses_uj = (double)rr->accesses * p->access_nj / 1000.0;
+		}
+		/* mW x s = mJ = 1000 uJ. */
+		e->all_active_uj = p->active_mw * elapsed_s * 1000.0 + accesses_uj;
+		e->energy_uj = (p->active_mw * (1 - low) + p->low_mw * low) * elapsed_s * 1000.0 +
+			       accesses_uj;
+		e->low_fraction = p->low_mw < p->active_mw ? low : 0;
+		sum += e->energy_uj;
+	}
+	if (measured_uj >= 0 && sum > 0)
+		k = measured_uj / sum;
+	for (i = 0; i < m->nr_regions; i++) {
+		out[i].energy_uj *= k;
+		out[i].all_active_uj *= k;
+		out[i].saving_uj = out[i].all_active_uj - out[i].energy_uj;
+	}
+	if (scale)
+		*scale = k;
+	return 0;
+}
+
+/* The package of @node's CPUs: -1 and a reason when it has none or several. */
+static int node_socket(int node, char *why, size_t len)
+{
+	static int cpus[4096];
+	char path[128], buf[4096];
+	unsigned nr, i;
+	int pkg = -1, ret;
+
+	ret = mr_root_read_str(mr_pathf(path, sizeof(path),
+			"/sys/devices/system/node/node%d/cpulist", node), buf, sizeof(buf));
+	if (ret) {
+		snprintf(why, len, "%s", mr_last_error());
+		return -1;
+	}
+	if (mr_energy_parse_cpulist(buf, cpus, MR_ARRAY_SIZE(cpus), &nr)) {
+		snprintf(why, len, "%s: %s", path, mr_last_error());
+		return -1;
+	}
+	if (!nr) {
+		snprintf(why, len, "node %d has no CPUs (memory only)", node);
+		return -1;
+	}
+	for (i = 0; i < nr; i++) {
+		uint64_t p;
+
+		ret = mr_root_read_u64(mr_pathf(path, sizeof(path),
+				"/sys/devices/system/cpu/cpu%d/topology/physical_package_id",
+				cpus[i]), &p);
+		if (ret) {
+			snprintf(why, len, "%s", mr_last_error());
+			return -1;
+		}
+		if (pkg >= 0 && (int)p != pkg) {
+			snprintf(why, len, "node %d has CPUs in packages %d and %d", node, pkg,
+				 (int)p);
+			return -1;
+		}
+		pkg = (int)p;
+	}
+	return pkg;
+}
+
+void mr_power_model_read_sockets(struct mr_power_model *m, char *why, size_t why_len)
+{
+	unsigned i, j;
+
+	if (why_len)
+		why[0] = '\0';
+	for (i = 0; i < m->nr_regions; i++) {
+		struct mr_region_power *p = &m->regions[i];
+		char reason[300] = "";
+
+		p->socket = -1;
+		for (j = 0; j < i; j++)
+			if (m->regions[j].node == p->node)
+				break;
+		if (j < i) {
+			p->socket = m->regions[j].socket;
+			continue;
+		}
+		if (p->node < 0)
+			snprintf(reason, sizeof(reason), "region %u has no NUMA node", p->id);
+		else
+			p->socket = node_socket(p->node, reason, sizeof(reason));
+		if (p->socket < 0 && why_len && !why[0])
+			snprintf(why, why_len, "%s", reason);
+	}
+}
+
+int mr_power_model_calibrate(const struct mr_power_model *m, struct mr_region_energy *out,
+			     const int *sockets, const double *measured_uj, unsigned nr,
+			     struct mr_calibration *cal)
+{
+	double modelled[64] = { 0 }, sum = 0, measured = 0;
+	unsigned i, j;
+
+	memset(cal, 0, sizeof(*cal));
+	if (nr > MR_ARRAY_SIZE(cal->socket))
+		return mr_error(-E2BIG, "calibration: more than %zu sockets",
+				MR_ARRAY_SIZE(cal->socket));
+	for (j = 0; j < nr; j++)
+		measured += measured_uj[j];
+	for (i = 0; i < m->nr_regions; i++)
+		sum += out[i].energy_uj;
+	cal->total_factor = sum > 0 ? measured / sum : 1;
+	cal->per_socket = nr > 0;
+	for (i = 0; i < m->nr_regions && cal->per_socket; i++) {
+		const struct mr_region_power *p = &m->regions[i];
+
+		for (j = 0; j < nr && sockets[j] != p->socket; j++)
+			;
+		if (p->socket < 0) {
+			snprintf(cal->why_total, sizeof(cal->why_total),
+				 "region %u (node %d) has no known socket", p->id, p->node);
+			cal->per_socket = false;
+		} else if (j == nr) {
+			snprintf(cal->why_total, sizeof(cal->why_total),
+				 "region %u is on socket %d, which has no DRAM counter",
+				 p->id, p->socket);
+			cal->per_socket = false;
+		} else {
+			modelled[j] += out[i].energy_uj;
+			cal->nr_regions[j]++;
+		}
+	}
+	for (j = 0; j < nr && cal->per_socket; j++) {
+		if (modelled[j] > 0)
+			continue;
+		snprintf(cal->why_total, sizeof(cal->why_total),
+			 "socket %d has a DRAM counter but no modelled region", sockets[j]);
+		cal->per_socket = false;
+	}
+	cal->nr_sockets = nr;
+	for (j = 0; j < nr; j++) {
+		cal->socket[j] = sockets[j];
+		cal->factor[j] = cal->per_socket ? measured_uj[j] / modelled[j] : cal->total_factor;
+	}
+	for (i = 0; i < m->nr_regions; i++) {
+		double k = cal->total_factor;
+
+		if (cal->per_socket)
+			for (j = 0; j < nr; j++)
+				if (sockets[j] == m->regions[i].socket)
+					k = cal->factor[j];
+		out[i].energy_uj *= k;
+		out[i].all_active_uj *= k;
+		out[i].saving_uj = out[i].all_active_uj - out[i].energy_uj;
+	}
+	return 0;
+}

@@ -1,0 +1,117 @@
+/* Energy source `model`: where no DRAM energy counter exists (VMs, AMD, client
+ * parts), the power model with every online region active, per NUMA node. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "power/energy.h"
+#include "power/model.h"
+
+/* The model counts energy as "raw" nJ from a clock: power_mw x elapsed_us. */
+struct model_priv {
+	struct timespec t0;
+	double node_mw[MR_ENERGY_MAX_SOCKETS];
+};
+
+static int model_open(struct mr_energy_source *src)
+{
+	struct mr_region_map map;
+	struct mr_power_model m;
+	struct mr_dmi_memory dmi;
+	struct model_priv *priv;
+	bool have_dmi;
+	char dmi_why[256];
+	unsigned i, j;
+	int ret;
+
+	ret = mr_region_map_discover(&map, &(struct mr_discover_opts){ 0 });
+	if (ret) {
+		char why[200];
+
+		snprintf(why, sizeof(why), "%s", mr_last_error());
+		ret = mr_power_node_map(&map);
+		if (ret)
+			return ret;
+		mr_energy_note(src, "model: regions are NUMA nodes (region discovery: %s)", why);
+	}
+	have_dmi = mr_dmi_memory_read(&dmi) == 0;
+	snprintf(dmi_why, sizeof(dmi_why), "%s", have_dmi ? "" : mr_last_error());
+	ret = mr_power_model_build(&m, &map, have_dmi ? &dmi : NULL);
+	if (ret) {
+		mr_region_map_destroy(&map);
+		return ret;
+	}
+	if (!have_dmi && m.nr_regions && !m.regions[0].from_mpst)
+		mr_energy_note(src, "model: no DMI memory devices (%s): devices by capacity",
+			       dmi_why);
+	mr_power_model_read_offline(&m, &map);
+	priv = calloc(1, sizeof(*priv));
+	if (!priv) {
+		mr_power_model_destroy(&m);
+		mr_region_map_destroy(&map);
+		return mr_error(-ENOMEM, "out of memory");
+	}
+	for (i = 0; i < m.nr_regions; i++) {
+		const struct mr_region_power *p = &m.regions[i];
+		int node = p->node < 0 ? 0 : p->node;
+
+		for (j = 0; j < src->nr_counters; j++)
+			if (src->counters[j].socket == node)
+				break;
+		if (j == src->nr_counters) {
+			if (j == MR_ENERGY_MAX_SOCKETS)
+				continue;
+			src->counters[j].socket = node;
+			snprintf(src->counters[j].label, sizeof(src->counters[j].label),
+				 "node %d (model)", node);
+			src->counters[j].uj_per_raw = 1e-3;	/* raw is nJ */
+			src->counters[j].range_raw = 0;
+			src->nr_counters++;
+		}
+		/* No access data here: online regions active, offline ones idle. */
+		priv->node_mw[j] += p->offline ? p->low_mw : p->active_mw;
+	}
+	for (i = 0; i < m.nr_notes; i++)
+		mr_energy_note(src, "model: %s", m.notes[i]);
+	snprintf(src->detail, sizeof(src->detail), "modelled, every online region active, %s",
+		 m.nr_regions && m.regions[0].from_mpst ? "MPST power states" : m.figures->name);
+	mr_power_model_destroy(&m);
+	mr_region_map_destroy(&map);
+	clock_gettime(CLOCK_MONOTONIC, &priv->t0);
+	src->priv = priv;
+	return 0;
+}
+
+static int model_read(struct mr_energy_source *src)
+{
+	struct model_priv *priv = src->priv;
+	struct timespec now;
+	double us;
+	unsigned i;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	us = (double)(now.tv_sec - priv->t0.tv_sec) * 1e6 +
+	     (double)(now.tv_nsec - priv->t0.tv_nsec) / 1e3;
+	for (i = 0; i < src->nr_counters; i++)
+		src->counters[i].raw = (uint64_t)(priv->node_mw[i] * us);	/* mW x us = nJ */
+	return 0;
+}
+
+static void model_close(struct mr_energy_source *src)
+{
+	free(src->priv);
+	src->priv = NULL;
+}
+
+const struct mr_energy_ops mr_energy_model_ops = {
+	.name = "model",
+	.description = "the DRAM power model (no hardware counter)",
+	.measured = false,
+	.open = model_open,
+	.read = model_read,
+	.close = model_close,
+};

@@ -1,0 +1,74 @@
+#!/bin/sh
+# With a kdamond that someone else started running, memregctl's damon backend says
+# DAMON is in use and writes nothing: the other kdamond keeps running, untouched;
+# auto passes over damon. Then physical monitoring (paddr) works once it is free,
+# and report regions gives per-power-region rates from it.
+# (helpers: the runner copies only *.sh, so each test carries its own)
+fail() { echo "FAIL: $*"; exit 1; }
+skip() { echo "SKIP: $*"; exit 77; }
+cfgdir=/usr/share/memreg/configs
+
+# wss_in BACKEND CONFIG TIME_SCALE ATTRS MIN_ACCESSES LO_MIB HI_MIB [--apply]
+wss_in() {
+	b=$1 cfg=$2 scale=$3 attrs=$4 min=$5 lo=$6 hi=$7 apply=${8:-}
+	rec=/tmp/$b-$cfg.rec
+	memregctl record -b "$b" $apply -a "$attrs" -o "$rec" -- \
+		memreg-accessgen -t "$scale" "$cfgdir/$cfg" || fail "record $b $cfg"
+	memregctl report wss --min-accesses "$min" "$rec"
+	memregctl report heatmap --width 72 --height 16 "$rec"
+	p50=$(memregctl report wss --json --min-accesses "$min" "$rec" |
+		sed -n 's/^ *"p50": *\([0-9]*\).*/\1/p')
+	[ -n "$p50" ] || fail "no p50"
+	if [ "$p50" -lt $((lo << 20)) ] || [ "$p50" -gt $((hi << 20)) ]; then
+		fail "$b $cfg median working set $p50 bytes, want $lo..$hi MiB"
+	fi
+	echo "PASS: $b $cfg median working set $p50 bytes within $lo..$hi MiB"
+}
+k=/sys/kernel/mm/damon/admin/kdamonds
+[ -e $k/nr_kdamonds ] || skip "no DAMON sysfs in this kernel"
+[ "$(cat $k/nr_kdamonds)" = 0 ] || fail "DAMON already in use at start"
+
+# someone else's kdamond, monitoring a sleeping process
+sleep 600 &
+victim=$!
+echo 1 >$k/nr_kdamonds
+echo 1 >$k/0/contexts/nr_contexts
+echo vaddr >$k/0/contexts/0/operations
+echo 1 >$k/0/contexts/0/targets/nr_targets
+echo $victim >$k/0/contexts/0/targets/0/pid_target
+echo on >$k/0/state || fail "could not start the other kdamond"
+their=$(cat $k/0/pid)
+
+memregctl record -b damon --apply -d 2 -o /tmp/busy.rec -- sleep 1 2>/tmp/busy.err
+rc=$?
+cat /tmp/busy.err
+[ $rc -eq 1 ] || fail "record with damon in use exited $rc"
+grep -q "DAMON is in use" /tmp/busy.err || fail "no 'in use' message"
+[ "$(cat $k/nr_kdamonds)" = 1 ] || fail "nr_kdamonds changed"
+[ "$(cat $k/0/state)" = on ] || fail "the other kdamond was stopped"
+[ "$(cat $k/0/pid)" = "$their" ] || fail "the other kdamond was replaced"
+[ "$(cat $k/0/contexts/0/targets/0/pid_target)" = $victim ] || fail "its target changed"
+memregctl record --apply -d 2 -o /tmp/auto.rec -- sleep 1 2>/tmp/auto.err || true
+cat /tmp/auto.err
+grep -q "using damon" /tmp/auto.err && fail "auto took damon while in use"
+[ "$(cat $k/0/state)" = on ] || fail "auto stopped the other kdamond"
+echo off >$k/0/state
+echo 0 >$k/nr_kdamonds
+kill $victim
+
+# free again: physical memory while zigzag runs (200 MiB written over and over),
+# 100..1000 regions over the guest's 3 GiB; then per-region rates: some power
+# region must show accesses
+memreg-accessgen -t 0.3 /usr/share/memreg/configs/zigzag &
+gen=$!
+sleep 2
+memregctl record -b damon --apply --phys -a 20000,400000,2000000,100,1000 -d 6 \
+	-o /tmp/phys.rec || fail "paddr record"
+wait $gen
+[ "$(cat $k/nr_kdamonds)" = 0 ] || fail "nr_kdamonds left non-zero after paddr"
+memregctl report regions /tmp/phys.rec || fail "report regions"
+memregctl report heatmap --width 60 --height 16 /tmp/phys.rec
+memregctl report regions /tmp/phys.rec | grep -q '^# physical memory' || fail "not physical"
+memregctl report regions --json /tmp/phys.rec | grep -q '"access_rate":0\.[0-9]*[1-9]' ||
+	fail "no power region shows any access while 200 MiB were being written"
+echo PASS

@@ -1,0 +1,32 @@
+# tests/lab/: the VM lab's make check side. Every directory under tests/lab/guest/ is
+# a group of guest tests run in one boot by scripts/lab; each group is one TESTS entry
+# (tests/lab/GROUP.lab, generated), read through automake's TAP driver so every guest
+# test is counted. Test helper programs for the guest are tests/lab/progs/NAME.
+TEST_EXTENSIONS += .lab
+if ENABLE_TESTS
+
+MR_LAB_TESTS = @MR_LAB_TESTS_GLOB@
+
+LAB_LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
+LAB_LOG_COMPILER = $(SHELL) $(top_srcdir)/tests/lab/group.sh
+TESTS += $(MR_LAB_TESTS)
+
+# The group stubs name the group; the installed tree is staged once for all groups.
+$(MR_LAB_TESTS): tests/lab/stage.stamp
+	@$(MKDIR_P) tests/lab
+	@echo '# lab group $(notdir $(basename $@))' >$@
+tests/lab/stage.stamp: $(PROGRAMS) $(LTLIBRARIES) $(noinst_PROGRAMS)
+	@rm -rf tests/lab/stage && $(MKDIR_P) tests/lab
+	@$(MAKE) $(AM_MAKEFLAGS) install DESTDIR='$(abs_builddir)/tests/lab/stage' \
+		prefix=/usr >tests/lab/stage.log 2>&1 || { cat tests/lab/stage.log; exit 1; }
+	@touch $@
+check_DATA += $(MR_LAB_TESTS)
+CLEANFILES += $(MR_LAB_TESTS) tests/lab/stage.stamp tests/lab/stage.log
+
+clean-local: clean-lab-stage
+clean-lab-stage:
+	rm -rf tests/lab/stage
+.PHONY: clean-lab-stage
+endif
+
+EXTRA_DIST += tests/lab

@@ -1,0 +1,60 @@
+/* Test helper: write a small record, or (`mk-phys-record --pfn-readable`) exit 0
+ * when this process can read its own pagemap PFNs, 77 when they read as 0.
+ * Write a small record: `mk-phys-record FILE`: physical memory
+ * [0, 1 GiB) in 128 MiB regions, [128 MiB, 256 MiB) accessed in half of the samples
+ * (5 of 10), the rest never, 4 snapshots. `mk-phys-record FILE process`: the same
+ * as a process record of a pid that does not exist. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "monitor/record.h"
+
+int main(int argc, char **argv)
+{
+	struct mr_rec_header h = { .kind = MR_MON_TARGET_PHYS,
+				   .attrs = { 10000, 100000, 1000000, 10, 1000 } };
+	struct mr_mon_region r[8];
+	struct mr_rec_writer w;
+	unsigned i;
+
+	if (argc < 2)
+		return 2;
+	if (!strcmp(argv[1], "--pfn-readable")) {
+		static char page[4096] __attribute__((aligned(4096)));
+		uint64_t e = 0;
+		int fd = open("/proc/self/pagemap", O_RDONLY);
+
+		page[0] = 1;
+		if (fd < 0 || pread(fd, &e, 8, (off_t)((uintptr_t)page / 4096 * 8)) != 8)
+			return 77;
+		close(fd);
+		return (e & ((UINT64_C(1) << 55) - 1)) ? 0 : 77;
+	}
+	if (argc > 2 && !strcmp(argv[2], "process")) {
+		h.kind = MR_MON_TARGET_PROCESS;
+		h.pid = 999999999;
+	}
+	strcpy(h.backend, "damon");
+	memset(r, 0, sizeof(r));
+	for (i = 0; i < 8; i++) {
+		r[i].start = (uint64_t)i << 27;
+		r[i].end = (uint64_t)(i + 1) << 27;
+		r[i].nr_accesses = i == 1 ? 5 : 0;
+	}
+	if (mr_rec_writer_open(&w, argv[1], &h))
+		goto fail;
+	for (i = 0; i < 4; i++)
+		if (mr_rec_write_snapshot(&w, 100000u * (i + 1), r, 8))
+			goto fail;
+	if (mr_rec_writer_close(&w))
+		goto fail;
+	return 0;
+fail:
+	fprintf(stderr, "mk-phys-record: %s\n", mr_last_error());
+	return 1;
+}

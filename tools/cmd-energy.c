@@ -1,0 +1,556 @@
+/* memregctl energy: DRAM energy of a command (or a live sample) from RAPL where the
+ * hardware reports it, from the power model where it does not, per region with
+ * residency from access data. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "common/root.h"
+#include "power/energy.h"
+#include "power/model.h"
+#include "regions/region.h"
+#include "tools/cli.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: memregctl energy [OPTIONS] -- COMMAND [ARG...]\n"
+"       memregctl energy --sample [--interval MS] [--count N] [OPTIONS]\n"
+"Run COMMAND and report the DRAM energy it took: elapsed time, energy (J) and\n"
+"average power (W) per socket and in total, and where it came from. The exit\n"
+"status is COMMAND's.\n"
+"\n"
+"  --source S        powercap, perf, msr, model or auto (default: auto, which\n"
+"                    says which it picked and why the others were not usable)\n"
+"  --event NAME      perf event: energy-ram (default) or rapl::RAPL_ENERGY_DRAM\n"
+"  --root DIR        read a captured machine under DIR (also MEMREG_ROOT)\n"
+"  --interval MS     counter read period (default: from the counter ranges);\n"
+"                    with --sample, the time between lines (default 1000)\n"
+"  --residency FILE  per-region low-power residency (JSON, see docs/energy.md):\n"
+"                    adds per-region energy and the saving against all active\n"
+"  --record FILE     an access record of the same run (memreg-record(5)), read\n"
+"                    after COMMAND: residency as with --residency (physical, or\n"
+"                    a still-running process's, placed through its pagemap)\n"
+"  --sample          print one line of DRAM power per interval, no command\n"
+"  --count N         with --sample, stop after N lines\n"
+"  --json            JSON output (fields in memregctl-energy(1))\n"
+"  -h, --help        this help\n");
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int run_command(char **argv, int *status)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
+	pid_t pid;
+	int st;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return mr_error(-errno, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		execvp(argv[0], argv);
+		fprintf(stderr, "%s: %s: %s\n", mr_progname, argv[0], strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	/* Like time(1): the terminal's ^C is for COMMAND; we report after it ends. */
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	while (waitpid(pid, &st, 0) < 0) {
+		if (errno != EINTR) {
+			int err = errno;
+
+			sigaction(SIGINT, &old_int, NULL);
+			sigaction(SIGQUIT, &old_quit, NULL);
+			return mr_error(-err, "waitpid: %s", strerror(err));
+		}
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+	return 0;
+}
+
+struct regions_out {
+	struct mr_region_map map;
+	struct mr_power_model model;
+	struct mr_region_energy *energy;
+	double scale;
+	bool calibrated;
+	struct mr_calibration cal;
+	char map_note[256];
+};
+
+/* Build the map and the model; with @record, read the residency from it now (it
+ * is written by the run). */
+static int model_regions(struct regions_out *ro, struct mr_residency *res, const char *record,
+			 double elapsed_s, const struct mr_energy_source *src)
+{
+	int sockets[MR_ENERGY_MAX_SOCKETS];
+	double measured[MR_ENERGY_MAX_SOCKETS];
+	char why[300];
+	unsigned i;
+	struct mr_dmi_memory dmi;
+	bool have_dmi;
+	int ret;
+
+	memset(ro, 0, sizeof(*ro));
+	ret = mr_region_map_discover(&ro->map, &(struct mr_discover_opts){ 0 });
+	if (ret) {
+		snprintf(ro->map_note, sizeof(ro->map_note),
+			 "regions are NUMA nodes (region discovery: %s)", mr_last_error());
+		ret = mr_power_node_map(&ro->map);
+		if (ret)
+			return ret;
+	}
+	have_dmi = mr_dmi_memory_read(&dmi) == 0;
+	ret = mr_power_model_build(&ro->model, &ro->map, have_dmi ? &dmi : NULL);
+	if (ret)
+		return ret;
+	mr_power_model_read_offline(&ro->model, &ro->map);
+	if (record) {
+		ret = mr_residency_read_record(record, &ro->map, res);
+		if (ret)
+			return ret;
+		/* The fallback map has each node's size, not its addresses: a record's
+		 * addresses cannot be placed on it. */
+		if (ro->map_note[0]) {
+			mr_residency_free(res);
+			return mr_error(-EINVAL, "%s: cannot place the record's addresses: %s; the "
+					"fallback (NUMA node sizes from meminfo) has no physical "
+					"ranges", record, ro->map_note);
+		}
+	}
+	ro->energy = calloc(ro->model.nr_regions + 1, sizeof(*ro->energy));
+	if (!ro->energy)
+		return mr_error(-ENOMEM, "out of memory");
+	ret = mr_power_model_energy(&ro->model, res, elapsed_s, -1, ro->energy, &ro->scale);
+	if (ret || !src->ops->measured)
+		return ret;
+	/* RAPL measured each socket: scale each region to its own socket's figure. */
+	ro->calibrated = true;
+	mr_power_model_read_sockets(&ro->model, why, sizeof(why));
+	for (i = 0; i < src->nr_counters; i++) {
+		sockets[i] = src->counters[i].socket;
+		measured[i] = src->counters[i].energy_uj;
+	}
+	ret = mr_power_model_calibrate(&ro->model, ro->energy, sockets, measured,
+				       src->nr_counters, &ro->cal);
+	if (!ret && !ro->cal.per_socket && why[0] &&
+	    strlen(ro->cal.why_total) + strlen(why) + 3 < sizeof(ro->cal.why_total)) {
+		strcat(ro->cal.why_total, " (");
+		strcat(ro->cal.why_total, why);
+		strcat(ro->cal.why_total, ")");
+	}
+	ro->scale = ro->cal.total_factor;
+	return ret;
+}
+
+static void regions_free(struct regions_out *ro)
+{
+	free(ro->energy);
+	mr_power_model_destroy(&ro->model);
+	mr_region_map_destroy(&ro->map);
+}
+
+static const char *region_label(const struct regions_out *ro)
+{
+	static char buf[1024];
+	const struct mr_power_model *m = &ro->model;
+	const struct mr_calibration *cal = &ro->cal;
+	size_t len;
+	unsigned i;
+
+	len = (size_t)snprintf(buf, sizeof(buf), "modelled (%s)",
+			       m->nr_regions && m->regions[0].from_mpst ? "MPST power states" :
+			       m->figures->name);
+	if (!ro->calibrated || len >= sizeof(buf))
+		return buf;
+	if (cal->per_socket) {
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+					", calibrated per socket to the measured energy:");
+		for (i = 0; i < cal->nr_sockets && len < sizeof(buf); i++)
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+						"%s socket %d x%.4f (%u region(s))", i ? "," : "",
+						cal->socket[i], cal->factor[i], cal->nr_regions[i]);
+	} else {
+		snprintf(buf + len, sizeof(buf) - len, ", calibrated to the measured total "
+			 "(factor %.4f), not per socket: %s", cal->total_factor, cal->why_total);
+	}
+	return buf;
+}
+
+static void print_human(struct mr_energy_source *src, char **cmd, int status, double elapsed,
+			const struct regions_out *ro, const struct mr_residency *res)
+{
+	double total = 0;
+	unsigned i;
+
+	if (cmd)
+		printf("command   %s ... exit %d\n", cmd[0], status);
+	printf("elapsed   %.3f s\n", elapsed);
+	printf("source    %s: %s (%s)\n", src->ops->name, src->detail,
+	       src->ops->measured ? "measured" : "modelled");
+	printf("%-8s %-28s %14s %10s\n", "socket", "counter", "energy_J", "power_W");
+	for (i = 0; i < src->nr_counters; i++) {
+		const struct mr_energy_counter *c = &src->counters[i];
+
+		total += c->energy_uj;
+		printf("%-8d %-28s %14.6f %10.3f\n", c->socket, c->label, c->energy_uj / 1e6,
+		       elapsed > 0 ? c->energy_uj / 1e6 / elapsed : 0);
+	}
+	printf("%-8s %-28s %14.6f %10.3f\n", "total", "", total / 1e6,
+	       elapsed > 0 ? total / 1e6 / elapsed : 0);
+	for (i = 0; i < src->nr_notes; i++)
+		printf("note: %s\n", src->notes[i]);
+	if (!ro)
+		return;
+	printf("\n%-7s %-5s %10s %-16s %9s %9s %9s %12s %12s\n", "region", "node", "size",
+	       "devices", "active_W", "low_W", "low_pct", "energy_J", "saving_J");
+	for (i = 0; i < ro->model.nr_regions; i++) {
+		const struct mr_region_power *p = &ro->model.regions[i];
+		const struct mr_region_energy *e = &ro->energy[i];
+		char size[32], dev[32];
+
+		mr_format_size(p->size_bytes, size, sizeof(size));
+		if (p->from_mpst)
+			snprintf(dev, sizeof(dev), "- (mpst)");
+		else
+			snprintf(dev, sizeof(dev), "%.1f (%s)", p->devices,
+				 mr_devices_from_name(p->devices_from));
+		printf("%-7u %-5d %10s %-16s %9.3f %9.3f %8.1f%% %12.6f %12.6f%s\n", p->id, p->node,
+		       size, dev, p->active_mw / 1e3, p->low_mw / 1e3, e->low_fraction * 100,
+		       e->energy_uj / 1e6, e->saving_uj / 1e6, p->offline ? " offline" : "");
+	}
+	printf("per-region energy: %s\n", region_label(ro));
+	if (res && res->scope != MR_RESIDENCY_NONE)
+		printf("residency: %s access data from %s, interval %llu us; low-power residency "
+		       "and saving are upper bounds (gaps shorter than the interval are not seen)%s\n",
+		       mr_residency_scope_name(res->scope), res->from,
+		       (unsigned long long)res->interval_us,
+		       res->scope == MR_RESIDENCY_PROCESS ?
+		       "; process-scoped: other processes' accesses are not seen" : "");
+	else
+		printf("residency: no access data: every online region counted active\n");
+	if (ro->map_note[0])
+		printf("note: %s\n", ro->map_note);
+	for (i = 0; i < ro->model.nr_notes; i++)
+		printf("note: %s\n", ro->model.notes[i]);
+}
+
+static void print_json(struct mr_energy_source *src, char **cmd, int status, double elapsed,
+		       const struct regions_out *ro, const struct mr_residency *res)
+{
+	struct json_object *o = json_object_new_object(), *a, *x;
+	double total = 0;
+	unsigned i;
+
+	json_object_object_add(o, "version", json_object_new_int(1));
+	if (cmd) {
+		json_object_object_add(o, "command", json_object_new_string(cmd[0]));
+		json_object_object_add(o, "exit_status", json_object_new_int(status));
+	}
+	json_object_object_add(o, "elapsed_s", json_object_new_double(elapsed));
+	json_object_object_add(o, "source", json_object_new_string(src->ops->name));
+	json_object_object_add(o, "source_detail", json_object_new_string(src->detail));
+	json_object_object_add(o, "measured", json_object_new_boolean(src->ops->measured));
+	a = json_object_new_array();
+	for (i = 0; i < src->nr_counters; i++) {
+		const struct mr_energy_counter *c = &src->counters[i];
+
+		total += c->energy_uj;
+		x = json_object_new_object();
+		json_object_object_add(x, "socket", json_object_new_int(c->socket));
+		json_object_object_add(x, "counter", json_object_new_string(c->label));
+		json_object_object_add(x, "energy_uj", json_object_new_double(c->energy_uj));
+		json_object_object_add(x, "energy_j", json_object_new_double(c->energy_uj / 1e6));
+		json_object_object_add(x, "power_w", json_object_new_double(
+			elapsed > 0 ? c->energy_uj / 1e6 / elapsed : 0));
+		json_object_array_add(a, x);
+	}
+	json_object_object_add(o, "sockets", a);
+	x = json_object_new_object();
+	json_object_object_add(x, "energy_uj", json_object_new_double(total));
+	json_object_object_add(x, "energy_j", json_object_new_double(total / 1e6));
+	json_object_object_add(x, "power_w", json_object_new_double(
+		elapsed > 0 ? total / 1e6 / elapsed : 0));
+	json_object_object_add(o, "total", x);
+	a = json_object_new_array();
+	for (i = 0; i < src->nr_notes; i++)
+		json_object_array_add(a, json_object_new_string(src->notes[i]));
+	if (ro) {
+		struct json_object *r = json_object_new_array();
+
+		for (i = 0; i < ro->model.nr_regions; i++) {
+			const struct mr_region_power *p = &ro->model.regions[i];
+			const struct mr_region_energy *e = &ro->energy[i];
+
+			x = json_object_new_object();
+			json_object_object_add(x, "id", json_object_new_int((int)p->id));
+			json_object_object_add(x, "node", json_object_new_int(p->node));
+			json_object_object_add(x, "socket", json_object_new_int(p->socket));
+			json_object_object_add(x, "size_bytes", json_object_new_int64((int64_t)p->size_bytes));
+			json_object_object_add(x, "power_from", json_object_new_string(
+				p->from_mpst ? "mpst" : "datasheet"));
+			json_object_object_add(x, "devices", json_object_new_double(p->devices));
+			json_object_object_add(x, "devices_from", json_object_new_string(
+				mr_devices_from_name(p->devices_from)));
+			json_object_object_add(x, "active_mw", json_object_new_double(p->active_mw));
+			json_object_object_add(x, "low_mw", json_object_new_double(p->low_mw));
+			json_object_object_add(x, "low_state", json_object_new_int(p->low_state));
+			json_object_object_add(x, "offline", json_object_new_boolean(p->offline));
+			json_object_object_add(x, "low_fraction", json_object_new_double(e->low_fraction));
+			json_object_object_add(x, "energy_uj", json_object_new_double(e->energy_uj));
+			json_object_object_add(x, "all_active_uj", json_object_new_double(e->all_active_uj));
+			json_object_object_add(x, "saving_uj", json_object_new_double(e->saving_uj));
+			json_object_array_add(r, x);
+		}
+		x = json_object_new_object();
+		json_object_object_add(x, "regions", r);
+		json_object_object_add(x, "energy", json_object_new_string("modelled"));
+		json_object_object_add(x, "label", json_object_new_string(region_label(ro)));
+		json_object_object_add(x, "calibration", json_object_new_string(
+			!ro->calibrated ? "none" : ro->cal.per_socket ? "per-socket" : "total"));
+		json_object_object_add(x, "calibration_factor", json_object_new_double(ro->scale));
+		if (ro->calibrated) {
+			struct json_object *sf = json_object_new_array();
+
+			for (i = 0; i < ro->cal.nr_sockets; i++) {
+				struct json_object *f = json_object_new_object();
+
+				json_object_object_add(f, "socket", json_object_new_int(ro->cal.socket[i]));
+				json_object_object_add(f, "factor",
+						       json_object_new_double(ro->cal.factor[i]));
+				json_object_array_add(sf, f);
+			}
+			json_object_object_add(x, "socket_factors", sf);
+		}
+		json_object_object_add(x, "residency_scope", json_object_new_string(
+			mr_residency_scope_name(res ? res->scope : MR_RESIDENCY_NONE)));
+		json_object_object_add(x, "saving_is_upper_bound", json_object_new_boolean(
+			res && res->scope != MR_RESIDENCY_NONE));
+		json_object_object_add(o, "model", x);
+		if (ro->map_note[0])
+			json_object_array_add(a, json_object_new_string(ro->map_note));
+		for (i = 0; i < ro->model.nr_notes; i++)
+			json_object_array_add(a, json_object_new_string(ro->model.notes[i]));
+	}
+	json_object_object_add(o, "notes", a);
+	mr_cli_print_json(o);
+	json_object_put(o);
+}
+
+static int sample_loop(struct mr_energy_source *src, uint64_t interval_ms, uint64_t count,
+		       bool json)
+{
+	double prev[MR_ENERGY_MAX_SOCKETS], t0 = now_s(), t_prev = t0;
+	uint64_t n;
+	unsigned i;
+
+	if (!json) {
+		printf("%10s", "time_s");
+		for (i = 0; i < src->nr_counters; i++) {
+			char h[32];
+
+			snprintf(h, sizeof(h), "socket%d_W", src->counters[i].socket);
+			printf("  %12s", h);
+		}
+		printf("  %10s  (%s, %s)\n", "total_W", src->ops->name,
+		       src->ops->measured ? "measured" : "modelled");
+	}
+	for (i = 0; i < src->nr_counters; i++)
+		prev[i] = 0;
+	for (n = 0; count == 0 || n < count; n++) {
+		struct timespec ts = { (time_t)(interval_ms / 1000),
+				       (long)(interval_ms % 1000) * 1000000L };
+		double t, dt, total = 0;
+
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+		if (mr_energy_update(src))
+			return mr_cli_fail("%s", mr_last_error());
+		t = now_s();
+		dt = t - t_prev;
+		t_prev = t;
+		if (json) {
+			struct json_object *o = json_object_new_object(), *a = json_object_new_array();
+
+			json_object_object_add(o, "time_s", json_object_new_double(t - t0));
+			for (i = 0; i < src->nr_counters; i++) {
+				double w = (src->counters[i].energy_uj - prev[i]) / 1e6 / dt;
+
+				total += w;
+				json_object_array_add(a, json_object_new_double(w));
+			}
+			json_object_object_add(o, "socket_power_w", a);
+			json_object_object_add(o, "total_power_w", json_object_new_double(total));
+			printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+			json_object_put(o);
+		} else {
+			printf("%10.3f", t - t0);
+			for (i = 0; i < src->nr_counters; i++) {
+				double w = (src->counters[i].energy_uj - prev[i]) / 1e6 / dt;
+
+				total += w;
+				printf("  %12.3f", w);
+			}
+			printf("  %10.3f\n", total);
+		}
+		for (i = 0; i < src->nr_counters; i++)
+			prev[i] = src->counters[i].energy_uj;
+		fflush(stdout);
+	}
+	return MR_EXIT_OK;
+}
+
+int mr_cmd_energy(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "source", required_argument, NULL, 's' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "root", required_argument, NULL, 'r' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "record", required_argument, NULL, 'R' },
+		{ "residency", required_argument, NULL, 'D' },
+		{ "sample", no_argument, NULL, 'S' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *source = "auto", *root = NULL, *record = NULL, *residency = NULL;
+	struct mr_energy_opts opts = { 0 };
+	struct mr_energy_source src;
+	struct mr_residency res = { 0 };
+	struct regions_out ro;
+	bool json = false, sample = false, have_res = false, have_ro = false;
+	uint64_t interval_ms = 0, count = 0;
+	double t0, elapsed;
+	int c, status = 0, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's': source = optarg; break;
+		case 'e': opts.event = optarg; break;
+		case 'r': root = optarg; break;
+		case 'R': record = optarg; break;
+		case 'D': residency = optarg; break;
+		case 'S': sample = true; break;
+		case 'j': json = true; break;
+		case 'i':
+			if (mr_parse_u64(optarg, &interval_ms) || interval_ms == 0 ||
+			    interval_ms > 86400000)
+				return mr_cli_usage(argv[0], "--interval: '%s' is not a number of "
+						    "milliseconds (1..86400000)", optarg);
+			break;
+		case 'c':
+			if (mr_parse_u64(optarg, &count) || count == 0)
+				return mr_cli_usage(argv[0], "--count: '%s' is not a positive number",
+						    optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			return mr_cli_finish(MR_EXIT_OK);
+		default:
+			return mr_cli_usage(argv[0], "unknown option");
+		}
+	}
+	if (sample && optind < argc)
+		return mr_cli_usage(argv[0], "--sample takes no command");
+	if (!sample && optind >= argc)
+		return mr_cli_usage(argv[0], "no command given (memregctl energy -- COMMAND)");
+	if (count && !sample)
+		return mr_cli_usage(argv[0], "--count needs --sample");
+	if (record && residency)
+		return mr_cli_usage(argv[0], "--record and --residency both give residency: "
+				    "choose one");
+	if (mr_root_set(root))
+		return mr_cli_fail("%s", mr_last_error());
+	if (residency) {
+		if (mr_residency_read_json(residency, &res))
+			return mr_cli_fail("%s", mr_last_error());
+		have_res = true;
+	}
+	if (!sample && interval_ms)
+		opts.sample_period_ms = interval_ms;
+	if (mr_energy_open(&src, source, &opts)) {
+		char msg[1024];
+		unsigned i;
+
+		snprintf(msg, sizeof(msg), "%s", mr_last_error());
+		for (i = 0; i < src.nr_notes; i++)
+			fprintf(stderr, "%s: %s\n", mr_progname, src.notes[i]);
+		mr_residency_free(&res);
+		return mr_cli_fail("energy source %s: %s", source, msg);
+	}
+	if (sample && !interval_ms)
+		interval_ms = 1000;
+	if (mr_energy_start(&src)) {
+		ret = mr_cli_fail("%s", mr_last_error());
+		goto out;
+	}
+	if (sample) {
+		ret = sample_loop(&src, interval_ms, count, json);
+		mr_energy_stop(&src);
+		if (ret == MR_EXIT_OK)
+			ret = mr_cli_finish(MR_EXIT_OK);
+		goto out;
+	}
+	t0 = now_s();
+	ret = run_command(argv + optind, &status);
+	elapsed = now_s() - t0;
+	if (ret) {
+		mr_energy_stop(&src);
+		ret = mr_cli_fail("%s", mr_last_error());
+		goto out;
+	}
+	/* The last read happens after COMMAND, so a fixture's files changed by COMMAND
+	 * give exact deltas. */
+	ret = mr_energy_update(&src);
+	mr_energy_stop(&src);
+	if (ret || src.thread_err) {
+		ret = mr_cli_fail("reading %s: %s", src.ops->name,
+				  ret ? mr_last_error() : "the sampling thread failed to read");
+		goto out;
+	}
+	if (have_res || record) {
+		have_res = true;
+		have_ro = true;
+		if (model_regions(&ro, &res, record, elapsed, &src)) {
+			ret = mr_cli_fail("power model: %s", mr_last_error());
+			goto out;
+		}
+	}
+	if (json)
+		print_json(&src, argv + optind, status, elapsed, have_ro ? &ro : NULL,
+			   have_res ? &res : NULL);
+	else
+		print_human(&src, argv + optind, status, elapsed, have_ro ? &ro : NULL,
+			    have_res ? &res : NULL);
+	ret = mr_cli_finish(status);
+out:
+	if (have_ro)
+		regions_free(&ro);
+	mr_residency_free(&res);
+	mr_energy_close(&src);
+	return ret;
+}

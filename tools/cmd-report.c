@@ -1,0 +1,417 @@
+/* memregctl report: read a record file and show its heatmap, working-set sizes,
+ * per-power-region access rates or raw snapshots. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "common/root.h"
+#include "monitor/record.h"
+#include "monitor/report.h"
+#include "regions/region.h"
+#include "tools/cli.h"
+
+static void usage(FILE *f)
+{
+	fputs("Usage: memregctl report heatmap [-f svg|png|term] [-o OUT] [--width N] [--height N] FILE\n"
+	      "       memregctl report wss [--json] [--min-accesses N] FILE\n"
+	      "       memregctl report regions [--json] [--root DIR] FILE\n"
+	      "       memregctl report raw FILE\n\n"
+	      "heatmap  access frequency with time across and address down, the gaps between\n"
+	      "         mapped ranges collapsed: SVG or PNG (to -o, default stdout) or\n"
+	      "         characters for a terminal (the default without -o)\n"
+	      "wss      working-set size percentiles over the snapshots: bytes of regions\n"
+	      "         accessed at least --min-accesses times (default 1) per aggregation\n"
+	      "regions  access rate per memory power region (the region map joined with\n"
+	      "         physical addresses: a --phys record, or for a process record that\n"
+	      "         is still running, its pagemap PFNs where readable)\n"
+	      "raw      every snapshot, one region a line\n\n"
+	      "Options:\n"
+	      "  -f, --format F       heatmap format: svg, png or term\n"
+	      "  -o, --output FILE    heatmap output file\n"
+	      "      --width N        heatmap columns (time; default 200, term 72)\n"
+	      "      --height N       heatmap rows (address; default 100, term 20)\n"
+	      "      --min-accesses N wss: accesses per aggregation to count a region (1)\n"
+	      "      --json           JSON output (wss, regions)\n"
+	      "      --root DIR       read /sys and /proc under DIR (region map)\n"
+	      "  -h, --help           this text\n", f);
+}
+
+static const char *scope(const struct mr_rec *rec, char *buf, size_t len)
+{
+	if (rec->hdr.kind == MR_MON_TARGET_PHYS)
+		snprintf(buf, len, "physical memory");
+	else
+		snprintf(buf, len, "process-scoped (pid %d): virtual addresses of one process, "
+			 "not whether a power region is idle", rec->hdr.pid);
+	return buf;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static const unsigned pcts[] = { 0, 1, 10, 25, 50, 75, 90, 99, 100 };
+
+static int report_wss(const struct mr_rec *rec, uint32_t min_acc, bool json)
+{
+	uint64_t *w;
+	char buf[256], sz[32];
+	size_t i;
+	int err = mr_report_wss(rec, min_acc, &w);
+
+	if (err)
+		return mr_cli_fail("%s", mr_last_error());
+	if (!rec->nr_snaps) {
+		free(w);
+		return mr_cli_fail("record holds no snapshot");
+	}
+	qsort(w, rec->nr_snaps, sizeof(*w), cmp_u64);
+	if (json) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "scope", json_object_new_string(
+			rec->hdr.kind == MR_MON_TARGET_PHYS ? "physical" : "process"));
+		if (rec->hdr.kind == MR_MON_TARGET_PROCESS)
+			json_object_object_add(o, "pid", json_object_new_int(rec->hdr.pid));
+		json_object_object_add(o, "backend", json_object_new_string(rec->hdr.backend));
+		json_object_object_add(o, "snapshots", json_object_new_int64((int64_t)rec->nr_snaps));
+		json_object_object_add(o, "min_accesses", json_object_new_int64(min_acc));
+		json_object_object_add(o, "unit", json_object_new_string("bytes"));
+		for (i = 0; i < MR_ARRAY_SIZE(pcts); i++) {
+			char key[8];
+
+			snprintf(key, sizeof(key), "p%u", pcts[i]);
+			json_object_object_add(o, key, json_object_new_int64(
+				(int64_t)mr_report_percentile(w, rec->nr_snaps, pcts[i])));
+		}
+		mr_cli_print_json(o);
+		json_object_put(o);
+	} else {
+		printf("# %s; backend %s; %zu snapshots; min %u accesses%s\n",
+		       scope(rec, buf, sizeof(buf)), rec->hdr.backend, rec->nr_snaps, min_acc,
+		       rec->truncated ? "; torn last chunk dropped" : "");
+		printf("%-10s %s\n", "percentile", "wss");
+		for (i = 0; i < MR_ARRAY_SIZE(pcts); i++)
+			printf("%-10u %s\n", pcts[i],
+			       mr_format_size(mr_report_percentile(w, rec->nr_snaps, pcts[i]), sz, sizeof(sz)));
+	}
+	free(w);
+	return mr_cli_finish(MR_EXIT_OK);
+}
+
+static int report_heatmap(const struct mr_rec *rec, const char *path, const char *fmt,
+			  unsigned width, unsigned height)
+{
+	struct mr_heatmap hm;
+	FILE *f = stdout;
+	int err;
+
+	if (!fmt)
+		fmt = path ? (strstr(path, ".png") ? "png" : "svg") : "term";
+	if (strcmp(fmt, "svg") && strcmp(fmt, "png") && strcmp(fmt, "term"))
+		return mr_cli_usage("report", "unknown heatmap format '%s' (svg, png, term)", fmt);
+	if (!strcmp(fmt, "png") && !path && isatty(STDOUT_FILENO))
+		return mr_cli_usage("report", "PNG to a terminal: give -o FILE");
+	if (!width)
+		width = strcmp(fmt, "term") ? 200 : 72;
+	if (!height)
+		height = strcmp(fmt, "term") ? 100 : 20;
+	err = mr_heatmap_build(rec, width, height, &hm);
+	if (err)
+		return mr_cli_fail("%s", mr_last_error());
+	if (path) {
+		f = fopen(path, "wb");
+		if (!f) {
+			mr_heatmap_free(&hm);
+			return mr_cli_fail("%s: %s", path, strerror(errno));
+		}
+	}
+	if (!strcmp(fmt, "svg"))
+		err = mr_heatmap_write_svg(&hm, rec->hdr.kind == MR_MON_TARGET_PHYS ? "physical memory"
+					   : "process", f);
+	else if (!strcmp(fmt, "png"))
+		err = mr_heatmap_write_png(&hm, hm.width < 400 ? 800 / hm.width : 2, f);
+	else {
+		char sz[32];
+
+		fprintf(f, "# %s, %.1f s across, %s mapped down (0x%" PRIx64 "..0x%" PRIx64
+			", %u gaps collapsed)\n", rec->hdr.kind == MR_MON_TARGET_PHYS ? "physical" :
+			"process-scoped", hm.duration_us / 1e6, mr_format_size(hm.mapped_bytes, sz, sizeof(sz)),
+			hm.lo_addr, hm.hi_addr, hm.nr_gaps);
+		err = mr_heatmap_write_term(&hm, f);
+	}
+	mr_heatmap_free(&hm);
+	if (path && fclose(f) && !err)
+		err = mr_error(-errno, "%s: %s", path, strerror(errno));
+	if (err)
+		return mr_cli_fail("%s", mr_last_error());
+	return mr_cli_finish(MR_EXIT_OK);
+}
+
+static int report_raw(const struct mr_rec *rec)
+{
+	char buf[256];
+	size_t i, k;
+
+	printf("# %s; backend %s; attrs %" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u,%u%s\n",
+	       scope(rec, buf, sizeof(buf)), rec->hdr.backend, rec->hdr.attrs.sample_us,
+	       rec->hdr.attrs.aggr_us, rec->hdr.attrs.update_us, rec->hdr.attrs.min_nr_regions,
+	       rec->hdr.attrs.max_nr_regions, rec->truncated ? "; torn last chunk dropped" : "");
+	if (rec->note)
+		printf("# note: %s\n", rec->note);
+	for (i = 0; i < rec->nr_snaps; i++) {
+		printf("snapshot %zu time_us %" PRIu64 " regions %zu\n", i, rec->snaps[i].time_us,
+		       rec->snaps[i].nr_regions);
+		for (k = 0; k < rec->snaps[i].nr_regions; k++) {
+			const struct mr_rec_region *r = &rec->snaps[i].regions[k];
+
+			printf("  0x%" PRIx64 "-0x%" PRIx64 " %" PRIu64 " nr_accesses %u age %u\n",
+			       r->start, r->end, r->end - r->start, r->nr_accesses, r->age);
+		}
+	}
+	return mr_cli_finish(MR_EXIT_OK);
+}
+
+/* Virtual page -> PFN of a live process through pagemap, 0 when not readable. */
+struct pfn_map {
+	int fd;
+};
+
+static uint64_t pfn_of(struct pfn_map *m, uint64_t vaddr)
+{
+	uint64_t e = 0;
+
+	if (mr_root_pread(m->fd, &e, 8, vaddr / 4096 * 8) != 8)
+		return 0;
+	if (!(e & (UINT64_C(1) << 63)))
+		return 0;	/* not present */
+	return e & ((UINT64_C(1) << 55) - 1);
+}
+
+/* Add @bytes of [phys...) accessed at @freq to the power region holding it. */
+static void account(const struct mr_region_map *map, uint64_t phys, uint64_t bytes, double freq,
+		    double *acc, double *seen)
+{
+	const struct mr_region *r = mr_region_of_phys(map, phys);
+
+	if (!r)
+		return;
+	acc[r->id] += freq * (double)bytes;
+	seen[r->id] += (double)bytes;
+}
+
+static int report_regions(const struct mr_rec *rec, bool json)
+{
+	struct mr_discover_opts dopts = { 0 };
+	struct mr_region_map map;
+	struct pfn_map pm = { -1 };
+	double *acc, *seen, max_acc;
+	unsigned *idle_snaps;
+	size_t i, k;
+	char buf[256];
+	const struct mr_region *reg;
+
+	if (rec->hdr.kind == MR_MON_TARGET_PROCESS) {
+		char path[64];
+
+		mr_pathf(path, sizeof(path), "/proc/%d/pagemap", rec->hdr.pid);
+		pm.fd = rec->hdr.pid > 0 ? mr_root_open(path, O_RDONLY) : -1;
+		if (pm.fd < 0)
+			return mr_cli_fail("%s record of pid %d: per-region rates need physical "
+					   "addresses; the process is gone or its pagemap unreadable "
+					   "(record with --phys, or report while it runs, as root)",
+					   "process-scoped", rec->hdr.pid);
+	}
+	if (mr_region_map_discover(&map, &dopts)) {
+		if (pm.fd >= 0)
+			close(pm.fd);
+		return mr_cli_fail("%s", mr_last_error());
+	}
+	acc = calloc(map.nr_regions + 1, sizeof(double));
+	seen = calloc(map.nr_regions + 1, sizeof(double));
+	idle_snaps = calloc(map.nr_regions + 1, sizeof(unsigned));
+	max_acc = (double)rec->hdr.attrs.aggr_us / (double)rec->hdr.attrs.sample_us;
+	if (max_acc < 1)
+		max_acc = 1;
+	for (i = 0; acc && seen && idle_snaps && i < rec->nr_snaps; i++) {
+		double *snap_acc = calloc(map.nr_regions + 1, sizeof(double));
+
+		if (!snap_acc)
+			break;
+		for (k = 0; k < rec->snaps[i].nr_regions; k++) {
+			const struct mr_rec_region *r = &rec->snaps[i].regions[k];
+			double freq = r->nr_accesses / max_acc > 1 ? 1 : r->nr_accesses / max_acc;
+			uint64_t a;
+
+			if (pm.fd < 0) {
+				/* physical: split the region at power-region boundaries page by page
+				 * would be slow for big regions; step through the map's ranges */
+				mr_for_each_region(&map, reg) {
+					unsigned q;
+
+					for (q = 0; q < reg->nr_ranges; q++) {
+						uint64_t s = reg->ranges[q].start, e = s + reg->ranges[q].size;
+						uint64_t lo = r->start > s ? r->start : s;
+						uint64_t hi = r->end < e ? r->end : e;
+
+						if (lo < hi) {
+							account(&map, lo, hi - lo, freq, acc, seen);
+							snap_acc[reg->id] += freq * (double)(hi - lo);
+						}
+					}
+				}
+				continue;
+			}
+			for (a = r->start; a < r->end; a += 4096) {
+				uint64_t pfn = pfn_of(&pm, a);
+
+				if (!pfn)
+					continue;
+				account(&map, pfn * 4096, 4096, freq, acc, seen);
+				{
+					const struct mr_region *x = mr_region_of_phys(&map, pfn * 4096);
+
+					if (x)
+						snap_acc[x->id] += freq * 4096;
+				}
+			}
+		}
+		mr_for_each_region(&map, reg)
+			if (snap_acc[reg->id] == 0)
+				idle_snaps[reg->id]++;
+		free(snap_acc);
+	}
+	if (pm.fd >= 0)
+		close(pm.fd);
+	if (!acc || !seen || !idle_snaps) {
+		free(acc), free(seen), free(idle_snaps);
+		mr_region_map_destroy(&map);
+		return mr_cli_fail("out of memory");
+	}
+	if (json) {
+		struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
+
+		json_object_object_add(o, "scope", json_object_new_string(
+			rec->hdr.kind == MR_MON_TARGET_PHYS ? "physical" : "process"));
+		json_object_object_add(o, "snapshots", json_object_new_int64((int64_t)rec->nr_snaps));
+		mr_for_each_region(&map, reg) {
+			struct json_object *e = json_object_new_object();
+
+			json_object_object_add(e, "id", json_object_new_int((int)reg->id));
+			json_object_object_add(e, "node", json_object_new_int(reg->node));
+			json_object_object_add(e, "size_bytes", json_object_new_int64((int64_t)reg->size_bytes));
+			json_object_object_add(e, "monitored_bytes_per_snapshot", json_object_new_double(
+				rec->nr_snaps ? seen[reg->id] / (double)rec->nr_snaps : 0));
+			json_object_object_add(e, "access_rate", json_object_new_double(
+				seen[reg->id] > 0 ? acc[reg->id] / seen[reg->id] : 0));
+			json_object_object_add(e, "idle_share", json_object_new_double(
+				rec->nr_snaps ? (double)idle_snaps[reg->id] / (double)rec->nr_snaps : 0));
+			json_object_array_add(arr, e);
+		}
+		json_object_object_add(o, "regions", arr);
+		mr_cli_print_json(o);
+		json_object_put(o);
+	} else {
+		printf("# %s; %zu snapshots; access rate = size-weighted share of samples that\n"
+		       "# found an access; idle = share of snapshots with no access seen\n",
+		       scope(rec, buf, sizeof(buf)), rec->nr_snaps);
+		if (pm.fd >= 0 || rec->hdr.kind == MR_MON_TARGET_PROCESS)
+			printf("# PFNs read now from the running process's pagemap: pages that moved "
+			       "since are misattributed\n");
+		printf("%-6s %-5s %-12s %-16s %-11s %s\n", "region", "node", "size", "monitored/snap",
+		       "access_rate", "idle");
+		mr_for_each_region(&map, reg) {
+			char sz[32], mon[32];
+
+			printf("%-6u %-5d %-12s %-16s %-11.4f %.3f\n", reg->id, reg->node,
+			       mr_format_size(reg->size_bytes, sz, sizeof(sz)),
+			       mr_format_size(rec->nr_snaps ? (uint64_t)(seen[reg->id] / (double)rec->nr_snaps) : 0,
+					      mon, sizeof(mon)),
+			       seen[reg->id] > 0 ? acc[reg->id] / seen[reg->id] : 0,
+			       rec->nr_snaps ? (double)idle_snaps[reg->id] / (double)rec->nr_snaps : 0);
+		}
+	}
+	free(acc), free(seen), free(idle_snaps);
+	mr_region_map_destroy(&map);
+	return mr_cli_finish(MR_EXIT_OK);
+}
+
+int mr_cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "width", required_argument, NULL, 'W' },
+		{ "height", required_argument, NULL, 'H' },
+		{ "min-accesses", required_argument, NULL, 'm' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "root", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *fmt = NULL, *out = NULL, *root = NULL, *what, *file;
+	uint64_t width = 0, height = 0, min_acc = 1;
+	bool json = false;
+	struct mr_rec rec;
+	int c, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f': fmt = optarg; break;
+		case 'o': out = optarg; break;
+		case 'W':
+			if (mr_parse_u64(optarg, &width) || !width || width > 4000)
+				return mr_cli_usage(argv[0], "bad --width '%s' (1..4000)", optarg);
+			break;
+		case 'H':
+			if (mr_parse_u64(optarg, &height) || !height || height > 4000)
+				return mr_cli_usage(argv[0], "bad --height '%s' (1..4000)", optarg);
+			break;
+		case 'm':
+			if (mr_parse_u64(optarg, &min_acc) || min_acc > UINT32_MAX)
+				return mr_cli_usage(argv[0], "bad --min-accesses '%s'", optarg);
+			break;
+		case 'j': json = true; break;
+		case 'r': root = optarg; break;
+		case 'h': usage(stdout); return mr_cli_finish(MR_EXIT_OK);
+		default: return mr_cli_usage(argv[0], "unknown option");
+		}
+	}
+	if (argc - optind != 2)
+		return mr_cli_usage(argv[0], "need a report kind (heatmap, wss, regions, raw) and a FILE");
+	what = argv[optind];
+	file = argv[optind + 1];
+	if (strcmp(what, "heatmap") && strcmp(what, "wss") && strcmp(what, "regions") &&
+	    strcmp(what, "raw"))
+		return mr_cli_usage(argv[0], "unknown report '%s' (heatmap, wss, regions, raw)", what);
+	if (mr_root_set(root))
+		return mr_cli_fail("%s", mr_last_error());
+	if (mr_rec_load(file, &rec))
+		return mr_cli_fail("%s", mr_last_error());
+	if (rec.truncated)
+		mr_cli_warn("%s: ends inside a chunk (recording interrupted); the torn chunk is "
+			    "ignored", file);
+	if (!strcmp(what, "wss"))
+		ret = report_wss(&rec, (uint32_t)min_acc, json);
+	else if (!strcmp(what, "heatmap"))
+		ret = report_heatmap(&rec, out, fmt, (unsigned)width, (unsigned)height);
+	else if (!strcmp(what, "regions"))
+		ret = report_regions(&rec, json);
+	else
+		ret = report_raw(&rec);
+	mr_rec_free(&rec);
+	return ret;
+}
