@@ -3,3 +3,7 @@
  * Each command lives in tools/cmd-NAME.c as `int mr_cmd_NAME(int argc, char **argv)`
  * and handles its own --help. Keep the list in the order `help` should print. */
 MR_CMD(regions, "show memory power regions, their power states and what they hold")
+MR_CMD(where, "show how many bytes of a process live in each region")
+MR_CMD(move, "move a process's pages to the node of a region")
+MR_CMD(offline, "take a region's memory blocks offline, with checks and rollback")
+MR_CMD(online, "bring a region's memory blocks back online, or restore after a crash")
