@@ -19,3 +19,8 @@ noinst_PROGRAMS += tests/lab/progs/mr-touch
 tests_lab_progs_mr_touch_SOURCES = tests/lab/progs/mr-touch.c
 tests_lab_progs_mr_touch_LDADD = libmrcommon.la $(NUMA_LIBS)
 endif
+if ENABLE_TESTS
+noinst_PROGRAMS += tests/lab/progs/mr-time
+tests_lab_progs_mr_time_SOURCES = tests/lab/progs/mr-time.c
+endif
+EXTRA_DIST += bench/lab-move.sh bench/lab-move-guest.sh
