@@ -200,7 +200,9 @@ int mr_cmd_move(int argc, char **argv)
 	}
 	if (mr_numa_balancing_on())
 		mr_cli_warn("automatic NUMA balancing is on (/proc/sys/kernel/numa_balancing): "
-			    "the kernel may move these pages back toward the CPUs touching them");
+			    "the kernel may move these pages back toward the CPUs touching them; "
+			    "memreg cannot set another process's memory policy, so only the "
+			    "process's own policy (numactl --membind, mbind) makes this stick");
 	ret = mr_move_pid(&o, &st);
 	if (ret) {
 		mr_region_map_destroy(&map);
