@@ -180,6 +180,22 @@ static void by_node(struct mr_region_map *map, const struct mr_machine *m)
 		r->occ.movable_bytes = (uint64_t)((double)movable * share);
 		r->occ.unmovable_bytes = (uint64_t)((double)(used - movable) * share);
 	}
+	/* meminfo counts pages the kernel has initialised (deferred init, ballooning):
+	 * say so when that is far from what the node's blocks span. */
+	for (i = 0; i < m->nr_nodes; i++) {
+		uint64_t span = 0;
+
+		mr_for_each_region(map, r)
+			if (r->node == m->nodes[i].node)
+				span += r->size_bytes;
+		if (m->nodes[i].total_bytes && span &&
+		    (m->nodes[i].total_bytes < span / 10 * 9 || m->nodes[i].total_bytes > span))
+			mr_region_note(map, "occupancy: node %d's meminfo counts %llu MiB, its "
+				       "regions span %llu MiB: the spread is only as good as that",
+				       m->nodes[i].node,
+				       (unsigned long long)(m->nodes[i].total_bytes / MR_MIB),
+				       (unsigned long long)(span / MR_MIB));
+	}
 	if (nr_unknown)
 		mr_region_note(map, "occupancy: not measured for %u region%s (no single node with "
 			       "a readable meminfo)", nr_unknown, nr_unknown == 1 ? "" : "s");
@@ -199,10 +215,16 @@ void mr_region_map_occupancy(struct mr_region_map *map, const struct mr_machine 
 			       "count as free");
 		return;
 	}
-	snprintf(why, sizeof(why), "%s", strerror(-ret));
+	if (ret == -ENOENT)
+		snprintf(why, sizeof(why), "there is no /proc/kpageflags");
+	else if (ret == -EACCES || ret == -EPERM)
+		snprintf(why, sizeof(why), "/proc/kpageflags is not readable (%s): it needs root",
+			 strerror(-ret));
+	else
+		snprintf(why, sizeof(why), "/proc/kpageflags could not be read (%s)",
+			 strerror(-ret));
 	mr_clear_error();
 	by_node(map, m);
 	mr_region_note(map, "occupancy: per node from /sys/devices/system/node/nodeN/meminfo, "
-		       "spread over the node's regions by size (granularity node): "
-		       "/proc/kpageflags is not readable (%s; reading it needs root)", why);
+		       "spread over the node's regions by size (granularity node): %s", why);
 }

@@ -355,7 +355,8 @@ int mr_region_map_discover(struct mr_region_map *map, const struct mr_discover_o
 		ret = join_blocks(map, &machine);
 	if (ret)
 		goto fail;
-	mr_hwloc_annotate(map);
+	if (!o.skip_hwloc)
+		mr_hwloc_annotate(map);
 	if (o.occupancy)
 		mr_region_map_occupancy(map, &machine);
 	placement_note(map, &machine);

@@ -107,7 +107,7 @@ struct mr_region {
 	 * ones above is unchanged): */
 	bool node_has_cpus;		/* @node >= 0 and it has CPUs (sysfs) */
 	char node_kind[32];		/* hwloc's NUMA node subtype ("DRAM", "HBM", ...), or "" */
-	uint64_t bandwidth_mbps;	/* hwloc memory attribute, best initiator; 0 unknown */
+	uint64_t bandwidth_mibps;	/* hwloc memory attribute (MiB/s), best initiator; 0 unknown */
 	uint64_t latency_ns;		/* hwloc memory attribute, best initiator; 0 unknown */
 };
 
@@ -136,6 +136,10 @@ struct mr_discover_opts {
 	const char *mpst_file;		/* MPST from a file, not the root's table */
 	uint64_t region_size_bytes;	/* fixed slicing; 0 means 512 MiB */
 	bool occupancy;			/* measure occupancy (reads kpageflags) */
+	/* Added by the regions helper: */
+	bool skip_hwloc;		/* no hwloc topology load (node kinds, attributes):
+					 * for callers that must stay cheap, or that run
+					 * threads (hwloc is pointed at the root with setenv) */
 };
 
 #define mr_for_each_region(map, r) \

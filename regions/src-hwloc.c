@@ -13,33 +13,58 @@
 #include "common/root.h"
 #include "regions/source.h"
 
-/* Point hwloc at the root for one load; put the caller's environment back after. */
+/* setenv(@name, @value) for the duration of a load: save_env, then restore_env. */
+struct saved_env {
+	const char *name;
+	char *value;		/* NULL: was unset */
+};
+
+static int save_env(struct saved_env *s, const char *name, const char *value)
+{
+	const char *old = getenv(name);
+
+	s->name = name;
+	s->value = old ? strdup(old) : NULL;
+	if (old && !s->value)
+		return -ENOMEM;
+	return setenv(name, value, 1) < 0 ? -errno : 0;
+}
+
+static void restore_env(struct saved_env *s)
+{
+	if (s->value)
+		setenv(s->name, s->value, 1);
+	else
+		unsetenv(s->name);
+	free(s->value);
+}
+
+/* Point hwloc at the root for one load; the caller's environment is put back after. */
 static int load_topology(hwloc_topology_t *topo)
 {
-	const char *old = getenv("HWLOC_FSROOT");
-	char *saved = old ? strdup(old) : NULL;
-	int ret = 0, err = 0;
+	struct saved_env fsroot, hide;
+	int ret = 0;
 
-	if (old && !saved)
+	if (hwloc_topology_init(topo) < 0)
 		return -ENOMEM;
-	if (hwloc_topology_init(topo) < 0) {
-		free(saved);
-		return -errno ? -errno : -ENOMEM;
+	ret = save_env(&fsroot, "HWLOC_FSROOT", mr_root_get());
+	/* hwloc's complaints about a machine would go to stderr: the notes say enough. */
+	if (!ret)
+		ret = save_env(&hide, "HWLOC_HIDE_ERRORS", "2");
+	if (ret) {
+		hwloc_topology_destroy(*topo);
+		restore_env(&fsroot);
+		return ret;
 	}
-	setenv("HWLOC_FSROOT", mr_root_get(), 1);
 	/* A captured machine is not this one: never let hwloc ask the real CPU. */
 	if (mr_root_is_fixture())
 		hwloc_topology_set_components(*topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
 	if (hwloc_topology_load(*topo) < 0) {
-		err = errno;
-		ret = err ? -err : -EIO;
+		ret = errno ? -errno : -EIO;
 		hwloc_topology_destroy(*topo);
 	}
-	if (saved)
-		setenv("HWLOC_FSROOT", saved, 1);
-	else
-		unsetenv("HWLOC_FSROOT");
-	free(saved);
+	restore_env(&hide);
+	restore_env(&fsroot);
 	return ret;
 }
 
@@ -62,6 +87,13 @@ void mr_hwloc_annotate(struct mr_region_map *map)
 	hwloc_obj_t obj;
 	int ret;
 
+	/* hwloc's Linux backend gives up (and says so on stderr) without the CPU
+	 * topology; a capture that lacks it gets a note instead. */
+	if (!mr_root_exists("/sys/devices/system/cpu")) {
+		mr_region_note(map, "hwloc skipped: no /sys/devices/system/cpu under the root "
+			       "(hwloc needs the CPU topology)");
+		return;
+	}
 	ret = load_topology(&topo);
 	if (ret) {
 		mr_region_note(map, "hwloc skipped: loading the topology failed (%s)",
@@ -85,9 +117,9 @@ void mr_hwloc_annotate(struct mr_region_map *map)
 			nr_kinds++;
 		}
 		/* hwloc gives bandwidth in MiB/s and latency in ns. */
-		r->bandwidth_mbps = best_value(topo, HWLOC_MEMATTR_ID_BANDWIDTH, obj);
+		r->bandwidth_mibps = best_value(topo, HWLOC_MEMATTR_ID_BANDWIDTH, obj);
 		r->latency_ns = best_value(topo, HWLOC_MEMATTR_ID_LATENCY, obj);
-		if (r->bandwidth_mbps || r->latency_ns)
+		if (r->bandwidth_mibps || r->latency_ns)
 			nr_attrs++;
 	}
 	mr_region_note(map, "hwloc: %u NUMA node%s; node kinds for %u region%s, bandwidth or "

@@ -220,7 +220,7 @@ static struct json_object *region_json(const struct mr_region *r)
 	for (i = 0; i < r->nr_blocks; i++)
 		json_object_array_add(a, u64(r->blocks[i]));
 	json_object_object_add(o, "blocks", a);
-	json_object_object_add(o, "bandwidth_mbps", u64(r->bandwidth_mbps));
+	json_object_object_add(o, "bandwidth_mibps", u64(r->bandwidth_mibps));
 	json_object_object_add(o, "latency_ns", u64(r->latency_ns));
 	e = json_object_new_object();
 	json_object_object_add(e, "granularity",
@@ -269,6 +269,7 @@ int mr_cmd_regions(int argc, char **argv)
 	int c;
 
 	optind = 1;
+	opterr = 0;	/* one message, ours */
 	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (c) {
 		case 'r':
@@ -297,7 +298,14 @@ int mr_cmd_regions(int argc, char **argv)
 			usage(stdout);
 			return mr_cli_finish(MR_EXIT_OK);
 		default:
-			return mr_cli_usage("regions", "bad option");
+			/* optopt: 0 for an unknown long option, the option's value when
+			 * its argument is missing, the letter for an unknown short one. */
+			if (!optopt)
+				return mr_cli_usage("regions", "unknown option '%s'", argv[optind - 1]);
+			if (strchr("rmsz", optopt))
+				return mr_cli_usage("regions", "option '%s' needs an argument",
+						    argv[optind - 1]);
+			return mr_cli_usage("regions", "unknown option '-%c'", optopt);
 		}
 	}
 	if (optind < argc)
