@@ -10,7 +10,9 @@
 
 int mr_cli_load_map(const char *root, const char *mpst_file, struct mr_region_map *map)
 {
-	struct mr_discover_opts opts = { .source = MR_SOURCE_AUTO, .mpst_file = mpst_file };
+	/* No hwloc: these commands need ranges, nodes and blocks, and must stay cheap. */
+	struct mr_discover_opts opts = { .source = MR_SOURCE_AUTO, .mpst_file = mpst_file,
+					 .skip_hwloc = true };
 
 	if (mr_root_set(root) || mr_region_map_discover(map, &opts))
 		return mr_cli_fail("%s", mr_last_error());
