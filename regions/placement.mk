@@ -24,3 +24,7 @@ noinst_PROGRAMS += tests/lab/progs/mr-time
 tests_lab_progs_mr_time_SOURCES = tests/lab/progs/mr-time.c
 endif
 EXTRA_DIST += bench/lab-move.sh bench/lab-move-guest.sh
+if ENABLE_TESTS
+TESTS += tests/unit/placement-cli.sh
+endif
+EXTRA_DIST += tests/unit/placement-cli.sh
