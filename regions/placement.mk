@@ -28,3 +28,8 @@ if ENABLE_TESTS
 TESTS += tests/unit/placement-cli.sh
 endif
 EXTRA_DIST += tests/unit/placement-cli.sh
+if ENABLE_TESTS
+noinst_PROGRAMS += tests/lab/progs/mr-runas
+tests_lab_progs_mr_runas_SOURCES = tests/lab/progs/mr-runas.c
+tests_lab_progs_mr_runas_LDADD = libmrcommon.la
+endif
