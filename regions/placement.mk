@@ -33,3 +33,8 @@ noinst_PROGRAMS += tests/lab/progs/mr-runas
 tests_lab_progs_mr_runas_SOURCES = tests/lab/progs/mr-runas.c
 tests_lab_progs_mr_runas_LDADD = libmrcommon.la
 endif
+if ENABLE_TESTS
+noinst_PROGRAMS += tests/lab/progs/mr-pin
+tests_lab_progs_mr_pin_SOURCES = tests/lab/progs/mr-pin.c
+tests_lab_progs_mr_pin_LDADD = libmrcommon.la $(NUMA_LIBS)
+endif
