@@ -59,7 +59,7 @@ const char *mr_where_source_name(enum mr_where_source s);
 /*
  * struct mr_move_opts - what to move where.
  * @start, @end:	virtual address range [start, end); both 0 means every mapping.
- * @batch_pages:	pages per move_pages call (0: 4096).
+ * @batch_pages:	pages per move_pages call (0: 65536).
  * @busy_retries:	times a page reported -EBUSY is retried (0: 5).
  * @apply:		move; otherwise only count what would move.
  */

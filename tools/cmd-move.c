@@ -25,7 +25,7 @@ static void usage(FILE *f)
 	      "  --to REGION         the target region id (memregctl regions)\n"
 	      "  --range START-END   only pages in [START, END) (0x hex or decimal)\n"
 	      "  --apply             move (default: print what would move)\n"
-	      "  --batch N           pages per move_pages call (default 4096)\n"
+	      "  --batch N           pages per move_pages call (default 65536)\n"
 	      "  --json              machine-readable output\n"
 	      "  --root DIR, --mpst FILE  as for memregctl regions\n"
 	      "  -h, --help          this text\n", f);

@@ -18,6 +18,7 @@ region_of_node() {
 		grep "\"node\":$1," | sed 's/^{"id":\([0-9]*\),.*/\1/' | tail -n 1
 }
 
+rm -f /tmp/touch.out
 mr-touch 64M 1 >/tmp/touch.out 2>&1 &
 pid=$!
 i=0

@@ -5,6 +5,7 @@
 fail() { echo "FAIL: $*"; [ -n "$pid" ] && kill "$pid" 2>/dev/null; exit 1; }
 SIZE=$((64 << 20))
 U=65534
+rm -f /tmp/touch-u.out
 mr-runas $U mr-touch 64M 1 >/tmp/touch-u.out 2>&1 &
 pid=$!
 i=0

@@ -21,6 +21,7 @@ region_bytes() {
 		grep "^{\"id\":$R," | sed 's/.*"bytes":\([0-9]*\)}.*/\1/'
 }
 
+rm -f /tmp/touch.out
 mr-touch 64M 2 >/tmp/touch.out 2>&1 &
 pid=$!
 i=0

@@ -19,6 +19,7 @@ echo "region $R, blocks $BLOCKS"
 
 # Setup: with the first block offline, mr-pin's pages can only land in the second.
 echo offline >$mem/memory$b1/state || fail "setup: cannot offline memory$b1"
+rm -f /tmp/pin.out
 mr-pin 1M 2 >/tmp/pin.out 2>&1 &
 pid=$!
 i=0
