@@ -6,3 +6,7 @@ MR_CMD(regions, "show memory power regions, their power states and what they hol
 MR_CMD(energy, "DRAM energy of a command, per socket and per region (RAPL or the model)")
 MR_CMD(record, "record which memory a process (or physical memory) accesses, over time")
 MR_CMD(report, "heatmaps, working-set sizes and per-region access rates of a record")
+MR_CMD(where, "show how many bytes of a process live in each region")
+MR_CMD(move, "move a process's pages to the node of a region")
+MR_CMD(offline, "take a region's memory blocks offline, with checks and rollback")
+MR_CMD(online, "bring a region's memory blocks back online, or restore after a crash")

@@ -22,11 +22,10 @@ tests/lab/stage.stamp: $(PROGRAMS) $(LTLIBRARIES) $(noinst_PROGRAMS)
 	@touch $@
 check_DATA += $(MR_LAB_TESTS)
 CLEANFILES += $(MR_LAB_TESTS) tests/lab/stage.stamp tests/lab/stage.log
+endif
 
 clean-local: clean-lab-stage
 clean-lab-stage:
 	rm -rf tests/lab/stage
-.PHONY: clean-lab-stage
-endif
 
 EXTRA_DIST += tests/lab

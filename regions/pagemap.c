@@ -1,0 +1,223 @@
+/* Where a process's resident pages live: physical frames from /proc/PID/pagemap mapped
+ * to regions (root only: the kernel hides frame numbers from others), else the per-node
+ * counts of /proc/PID/numa_maps. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/root.h"
+#include "common/sys.h"
+#include "common/util.h"
+#include "regions/placement.h"
+
+/* Documentation/admin-guide/mm/pagemap.rst: bit 63 present, bits 0-54 the frame. */
+#define PM_PRESENT	(UINT64_C(1) << 63)
+#define PM_PFN_MASK	((UINT64_C(1) << 55) - 1)
+#define PM_CHUNK	4096u	/* entries per read: 32 KiB */
+
+bool mr_pagemap_entry_pfn(uint64_t entry, uint64_t *pfn)
+{
+	if (!(entry & PM_PRESENT) || !(entry & PM_PFN_MASK))
+		return false;
+	*pfn = entry & PM_PFN_MASK;
+	return true;
+}
+
+const char *mr_where_source_name(enum mr_where_source s)
+{
+	return s == MR_WHERE_PAGEMAP ? "pagemap" : "numa_maps";
+}
+
+int mr_numa_maps_parse_line(const char *line, uint64_t node_bytes[MR_MAX_NODES])
+{
+	uint64_t page_kib = 4, pages[64] = { 0 }, val;
+	unsigned nodes[64], nr = 0, i;
+	const char *p = line;
+	char tok[128];
+	int len;
+
+	/* Fields after the address and the policy, space separated; the page size comes
+	 * last, so collect the node counts first. */
+	while (sscanf(p, "%127s%n", tok, &len) == 1) {
+		p += len;
+		if (tok[0] == 'N' && tok[1] >= '0' && tok[1] <= '9') {
+			char *eq = strchr(tok, '=');
+			uint64_t node;
+
+			if (!eq)
+				return -EINVAL;
+			*eq = '\0';
+			if (mr_parse_u64(tok + 1, &node) || node >= MR_MAX_NODES ||
+			    mr_parse_u64(eq + 1, &val) || nr == MR_ARRAY_SIZE(nodes))
+				return -EINVAL;
+			nodes[nr] = (unsigned)node;
+			pages[nr++] = val;
+		} else if (strncmp(tok, "kernelpagesize_kB=", 18) == 0) {
+			if (mr_parse_u64(tok + 18, &page_kib) || !page_kib)
+				return -EINVAL;
+		}
+	}
+	for (i = 0; i < nr; i++) {
+		uint64_t b;
+
+		if (!mr_mul_u64(pages[i], page_kib * 1024, &b) ||
+		    !mr_add_u64(node_bytes[nodes[i]], b, &node_bytes[nodes[i]]))
+			return -ERANGE;
+	}
+	return 0;
+}
+
+static int where_numa_maps(const struct mr_region_map *map, int pid, struct mr_where *w)
+{
+	char path[64], line[4096];
+	unsigned lineno = 0, count[MR_MAX_NODES] = { 0 }, last[MR_MAX_NODES];
+	const struct mr_region *r;
+	FILE *f;
+	int n;
+
+	mr_pathf(path, sizeof(path), "/proc/%d/numa_maps", pid);
+	f = mr_root_fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		if (mr_numa_maps_parse_line(line, w->node_bytes)) {
+			fclose(f);
+			return mr_error(-EINVAL, "%s:%u: malformed node count", path, lineno);
+		}
+	}
+	fclose(f);
+	w->source = MR_WHERE_NUMA_MAPS;
+	/* A node's bytes belong to a region only when the node has exactly one. */
+	mr_for_each_region(map, r)
+		if (r->node >= 0 && r->node < MR_MAX_NODES) {
+			count[r->node]++;
+			last[r->node] = r->id;
+		}
+	for (n = 0; n < MR_MAX_NODES; n++) {
+		w->total_bytes += w->node_bytes[n];
+		if (count[n] == 1)
+			w->region_bytes[last[n]] += w->node_bytes[n];
+		else
+			w->unplaced_bytes += w->node_bytes[n];
+	}
+	return 0;
+}
+
+/* The node of a region, for the per-node totals under pagemap. */
+static void add_phys(const struct mr_region_map *map, struct mr_where *w, uint64_t phys,
+		     uint64_t bytes)
+{
+	const struct mr_region *r = mr_region_of_phys(map, phys);
+
+	w->total_bytes += bytes;
+	if (!r) {
+		w->unplaced_bytes += bytes;
+		return;
+	}
+	w->region_bytes[r->id] += bytes;
+	if (r->node >= 0 && r->node < MR_MAX_NODES)
+		w->node_bytes[r->node] += bytes;
+}
+
+/* 1 when every present page showed its frame, 0 when frames are hidden (not root). */
+static int where_pagemap(const struct mr_region_map *map, int pid, struct mr_where *w)
+{
+	char maps_path[64], pm_path[64], line[4096];
+	uint64_t *buf, page = (uint64_t)sysconf(_SC_PAGESIZE);
+	int fd, ret = 1;
+	FILE *f;
+
+	mr_pathf(maps_path, sizeof(maps_path), "/proc/%d/maps", pid);
+	mr_pathf(pm_path, sizeof(pm_path), "/proc/%d/pagemap", pid);
+	f = mr_root_fopen(maps_path, "r");
+	if (!f)
+		return -errno;
+	fd = mr_root_open(pm_path, O_RDONLY);
+	if (fd < 0) {
+		fclose(f);
+		return fd;
+	}
+	buf = malloc(PM_CHUNK * sizeof(*buf));
+	if (!buf) {
+		ret = mr_error(-ENOMEM, "out of memory");
+		goto out;
+	}
+	while (ret == 1 && fgets(line, sizeof(line), f)) {
+		uint64_t start, end, vpn;
+		unsigned long long s, e;
+
+		if (sscanf(line, "%llx-%llx", &s, &e) != 2 || e < s) {
+			ret = mr_error(-EINVAL, "%s: malformed line '%.60s'", maps_path, line);
+			break;
+		}
+		if (strstr(line, "[vsyscall]"))
+			continue;	/* not in the page tables */
+		start = s / page;
+		end = e / page;
+		for (vpn = start; vpn < end && ret == 1;) {
+			size_t want = end - vpn < PM_CHUNK ? (size_t)(end - vpn) : PM_CHUNK, i;
+			long n = mr_root_pread(fd, buf, want * 8, vpn * 8);
+
+			if (n < 0) {
+				ret = (int)n;
+				break;
+			}
+			if (n < 8)
+				break;	/* past the end of a fixture's file */
+			for (i = 0; i < (size_t)n / 8; i++) {
+				uint64_t pfn;
+
+				if (mr_pagemap_entry_pfn(buf[i], &pfn))
+					add_phys(map, w, pfn * page, page);
+				else if (buf[i] & PM_PRESENT)
+					ret = 0;	/* present, frame hidden */
+			}
+			vpn += (uint64_t)n / 8;
+		}
+	}
+	free(buf);
+out:
+	mr_sys_close(fd);
+	fclose(f);
+	return ret;
+}
+
+int mr_where_pid(const struct mr_region_map *map, int pid, struct mr_where *w)
+{
+	int ret;
+
+	memset(w, 0, sizeof(*w));
+	w->nr_regions = map->nr_regions;
+	w->region_bytes = calloc(map->nr_regions ? map->nr_regions : 1, sizeof(uint64_t));
+	if (!w->region_bytes)
+		return mr_error(-ENOMEM, "out of memory");
+	w->source = MR_WHERE_PAGEMAP;
+	ret = where_pagemap(map, pid, w);
+	if (ret == 1)
+		return 0;
+	if (ret < 0 && ret != -EPERM && ret != -EACCES) {
+		mr_where_destroy(w);
+		return ret;
+	}
+	/* Frames hidden: start again from numa_maps. */
+	memset(w->region_bytes, 0, map->nr_regions * sizeof(uint64_t));
+	memset(w->node_bytes, 0, sizeof(w->node_bytes));
+	w->unplaced_bytes = w->total_bytes = 0;
+	ret = where_numa_maps(map, pid, w);
+	if (ret)
+		mr_where_destroy(w);
+	return ret;
+}
+
+void mr_where_destroy(struct mr_where *w)
+{
+	free(w->region_bytes);
+	w->region_bytes = NULL;
+}

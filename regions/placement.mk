@@ -1,0 +1,40 @@
+# regions/placement: where a process's pages are, moving them, memory blocks offline
+# and online (part of libmrcore.la), and the memregctl commands on top of them.
+libmrcore_la_SOURCES += regions/placement.h regions/pagemap.c regions/move.c regions/blocks.c
+tools_memregctl_SOURCES += tools/cli-region.h tools/cli-region.c \
+	tools/cmd-where.c tools/cmd-move.c tools/cmd-offline.c tools/cmd-online.c
+dist_man_MANS += man/memregctl-where.1 man/memregctl-move.1 \
+	man/memregctl-offline.1 man/memregctl-online.1
+
+if ENABLE_TESTS
+check_PROGRAMS += tests/unit/test-placement
+tests_unit_test_placement_SOURCES = tests/unit/test-placement.c
+tests_unit_test_placement_CFLAGS = $(MR_TEST_CFLAGS)
+tests_unit_test_placement_LDADD = $(MR_TEST_LDADD)
+tests_unit_test_placement_LDFLAGS = -Wl,--wrap=mr_sys_move_pages
+TESTS += tests/unit/test-placement
+
+# Test helper programs for the lab guest (tests/lab/progs/NAME, copied into the guest).
+noinst_PROGRAMS += tests/lab/progs/mr-touch
+tests_lab_progs_mr_touch_SOURCES = tests/lab/progs/mr-touch.c
+tests_lab_progs_mr_touch_LDADD = libmrcommon.la $(NUMA_LIBS)
+endif
+if ENABLE_TESTS
+noinst_PROGRAMS += tests/lab/progs/mr-time
+tests_lab_progs_mr_time_SOURCES = tests/lab/progs/mr-time.c
+endif
+EXTRA_DIST += bench/lab-move.sh bench/lab-move-guest.sh
+if ENABLE_TESTS
+TESTS += tests/unit/placement-cli.sh
+endif
+EXTRA_DIST += tests/unit/placement-cli.sh
+if ENABLE_TESTS
+noinst_PROGRAMS += tests/lab/progs/mr-runas
+tests_lab_progs_mr_runas_SOURCES = tests/lab/progs/mr-runas.c
+tests_lab_progs_mr_runas_LDADD = libmrcommon.la
+endif
+if ENABLE_TESTS
+noinst_PROGRAMS += tests/lab/progs/mr-pin
+tests_lab_progs_mr_pin_SOURCES = tests/lab/progs/mr-pin.c
+tests_lab_progs_mr_pin_LDADD = libmrcommon.la $(NUMA_LIBS)
+endif
