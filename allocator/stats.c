@@ -1,0 +1,218 @@
+/* Allocator stats: the counters of stats-format.h, printed at exit (MEMREG_SHOW_STATS)
+ * and exported live (MEMREG_EXPORT_STATS) for `memregctl alloc-stats PID`. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "allocator/alloc.h"
+#include "allocator/internal.h"
+#include "allocator/stats-format.h"
+
+static struct mr_alloc_stats_file *export_map;
+static size_t export_bytes;
+static char export_path[64];
+static long export_pid;
+
+/* Fill @f from the heap; the caller holds the heap lock. */
+static void collect(struct mr_alloc_stats_file *f, uint32_t max_regions)
+{
+	const struct mr_heap *h = &mr_heap;
+	uint64_t page = MR_PAGE_SIZE;
+	uint32_t r, n = h->nregions < max_regions ? h->nregions : max_regions;
+	struct mr_tcache *tc;
+
+	f->region_bytes = page << h->region_order;
+	f->regions = h->nregions;
+	f->regions_opened = h->regions_opened;
+	f->regions_touched = h->regions_touched;
+	f->used_bytes = h->used_pages * page;
+	f->peak_used_bytes = h->peak_pages * page;
+	f->purges = h->purges;
+	f->hot_regions = h->hot_top;
+	f->cold_regions = h->nregions - h->cold_bottom;
+	f->regions_live = f->regions_empty = 0;
+	f->thread_caches = 0;
+	for (tc = mr_all_caches(); tc; tc = tc->next_all)
+		f->thread_caches++;
+	for (r = 0; r < h->nregions; r++) {
+		const struct mr_region_info *ri = &h->regions[r];
+
+		if (ri->used_pages)
+			f->regions_live++;
+		else if (ri->state == MR_REGION_ACTIVE)
+			f->regions_empty++;
+		if (r < n) {
+			f->region[r].used_bytes = (uint64_t)ri->used_pages * page;
+			f->region[r].peak_bytes = (uint64_t)ri->peak_pages * page;
+			f->region[r].state = ri->state;
+			f->region[r].flags = (ri->purged ? MR_ALLOC_REGION_PURGED : 0) |
+					     (ri->pending ? MR_ALLOC_REGION_PENDING : 0) |
+					     (ri->touched ? MR_ALLOC_REGION_TOUCHED : 0);
+		}
+	}
+}
+
+/* Called with the heap lock held after page-heap changes, when exporting. */
+void mr_stats_publish(void)
+{
+	struct mr_alloc_stats_file *f = export_map;
+	uint32_t n;
+
+	if (!f)
+		return;
+	/* Only the regions opened so far: hot ones from the bottom, cold from the top. */
+	n = mr_heap.hot_top;
+	__atomic_store_n(&f->seq, f->seq + 1, __ATOMIC_RELEASE);
+	collect(f, f->nregions);
+	(void)n;
+	__atomic_store_n(&f->seq, f->seq + 1, __ATOMIC_RELEASE);
+}
+
+static void put(const char *s)
+{
+	mr_write_str(2, s);
+}
+
+static void put_u64(uint64_t v)
+{
+	char b[24];
+
+	mr_fmt_u64(b, v);
+	put(b);
+}
+
+static void put_kib(uint64_t bytes)
+{
+	put_u64(bytes >> 10);
+	put(" KiB");
+}
+
+/* Resident bytes of a region: mincore over it, a chunk at a time. */
+static uint64_t region_resident(uint32_t r)
+{
+	static unsigned char vec[4096];
+	size_t rb = (size_t)MR_PAGE_SIZE << mr_heap.region_order, off, chunk = sizeof(vec) * MR_PAGE_SIZE;
+	uint64_t n = 0;
+	size_t i;
+
+	for (off = 0; off < rb; off += chunk) {
+		size_t len = rb - off < chunk ? rb - off : chunk;
+
+		if (mincore(mr_arena_base + (size_t)r * rb + off, len, vec) != 0)
+			return 0;
+		for (i = 0; i < len / MR_PAGE_SIZE; i++)
+			n += vec[i] & 1;
+	}
+	return n * MR_PAGE_SIZE;
+}
+
+static void print_stats(void)
+{
+	struct {
+		struct mr_alloc_stats_file f;
+		struct mr_alloc_stats_region none[1];
+	} s;
+	uint32_t r;
+
+	memset(&s, 0, sizeof(s));
+	mr_heap_lock();
+	collect(&s.f, 0);
+	put("libmemreg: stats of pid ");
+	put_u64((uint64_t)getpid());
+	put("\n");
+#define MR_PRINT_COUNTER(name, help) put("  " #name " "); put_u64(s.f.name); put("  (" help ")\n");
+	MR_ALLOC_COUNTERS(MR_PRINT_COUNTER)
+#undef MR_PRINT_COUNTER
+	put("  region  state   committed        live        peak\n");
+	for (r = 0; r < mr_heap.nregions; r++) {
+		const struct mr_region_info *ri = &mr_heap.regions[r];
+
+		if (ri->state == MR_REGION_UNUSED)
+			continue;
+		put("  ");
+		put_u64(r);
+		put(ri->state == MR_REGION_HUGE ? "  huge    " :
+		    ri->used_pages ? "  live    " : ri->purged ? "  empty   " : "  free    ");
+		put_kib(region_resident(r));
+		put("  ");
+		put_kib((uint64_t)ri->used_pages * MR_PAGE_SIZE);
+		put("  ");
+		put_kib((uint64_t)ri->peak_pages * MR_PAGE_SIZE);
+		put("\n");
+	}
+	mr_heap_unlock();
+}
+
+static void at_exit(void)
+{
+	if (MR_OPT(show_stats))
+		print_stats();
+	if (MR_OPT_STR(site_map))
+		mr_site_map_write(MR_OPT_STR(site_map));
+	if (export_map && export_pid == (long)getpid())
+		unlink(export_path);
+}
+
+static void export_open(void)
+{
+	char *p = export_path;
+	size_t bytes = sizeof(struct mr_alloc_stats_file) +
+		       (size_t)mr_heap.nregions * sizeof(struct mr_alloc_stats_region);
+	int fd;
+	void *m;
+
+	export_pid = (long)getpid();
+	memcpy(p, "/dev/shm/memreg-alloc.", 22);
+	mr_fmt_u64(p + 22, (uint64_t)export_pid);
+	fd = open(export_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return;
+	bytes = (bytes + MR_PAGE_SIZE - 1) & ~(size_t)(MR_PAGE_SIZE - 1);
+	if (ftruncate(fd, (off_t)bytes) != 0) {
+		close(fd);
+		unlink(export_path);
+		return;
+	}
+	m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED) {
+		unlink(export_path);
+		return;
+	}
+	export_map = m;
+	export_bytes = bytes;
+	export_map->magic = MR_ALLOC_STATS_MAGIC;
+	export_map->version = MR_ALLOC_STATS_VERSION;
+	export_map->header_bytes = sizeof(struct mr_alloc_stats_file);
+	export_map->region_entry_bytes = sizeof(struct mr_alloc_stats_region);
+	export_map->nregions = mr_heap.nregions;
+	export_map->pid = export_pid;
+	mr_heap_lock();
+	mr_stats_publish();
+	mr_heap_unlock();
+}
+
+void mr_stats_init(void)
+{
+	mr_sites_init();
+	if (MR_OPT_STR(site_map))
+		mr_sites_track();
+	if (MR_OPT(export_stats))
+		export_open();
+	if (MR_OPT(show_stats) || MR_OPT(export_stats) || MR_OPT_STR(site_map))
+		atexit(at_exit);
+}
+
+/* A forked child exports under its own pid, if the parent did. */
+void mr_stats_after_fork(void)
+{
+	if (!export_map)
+		return;
+	munmap(export_map, export_bytes);
+	export_map = NULL;
+	export_open();
+}
