@@ -14,3 +14,28 @@ libmemreg_la_LDFLAGS = -module -avoid-version -shared \
 	-Wl,--version-script=$(top_srcdir)/allocator/libmemreg.map -Wl,-z,nodelete -Wl,--as-needed
 libmemreg_la_LIBADD =
 EXTRA_DIST += allocator/libmemreg.map
+
+# Tests: cmocka unit tests of the internals (sources compiled in, no preload), the
+# stress programs and real programs under LD_PRELOAD (tests/alloc/*.sh).
+if ENABLE_TESTS
+MR_ALLOC_TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+check_PROGRAMS += tests/alloc/test-buddy tests/alloc/test-sizeclass tests/alloc/test-options
+tests_alloc_test_buddy_SOURCES = tests/alloc/test-buddy.c allocator/buddy.c
+tests_alloc_test_buddy_CFLAGS = $(MR_ALLOC_TEST_CFLAGS)
+tests_alloc_test_buddy_LDADD = $(CMOCKA_LIBS)
+tests_alloc_test_sizeclass_SOURCES = tests/alloc/test-sizeclass.c allocator/sizeclass.c
+tests_alloc_test_sizeclass_CFLAGS = $(MR_ALLOC_TEST_CFLAGS)
+tests_alloc_test_sizeclass_LDADD = $(CMOCKA_LIBS)
+tests_alloc_test_options_SOURCES = tests/alloc/test-options.c allocator/options.c
+tests_alloc_test_options_CFLAGS = $(MR_ALLOC_TEST_CFLAGS)
+tests_alloc_test_options_LDADD = $(CMOCKA_LIBS)
+TESTS += tests/alloc/test-buddy tests/alloc/test-sizeclass tests/alloc/test-options
+
+check_PROGRAMS += tests/alloc/stress
+tests_alloc_stress_SOURCES = tests/alloc/stress.c
+tests_alloc_stress_CFLAGS = $(AM_CFLAGS) -fno-builtin
+tests_alloc_stress_LDADD =
+TESTS += tests/alloc/stress.sh tests/alloc/realprog-tools.sh tests/alloc/realprog-python.sh
+endif
+EXTRA_DIST += tests/alloc/preload.sh tests/alloc/stress.sh tests/alloc/realprog-tools.sh \
+	tests/alloc/realprog-python.sh

@@ -72,9 +72,13 @@ void mr_stats_publish(void)
 	__atomic_store_n(&f->seq, f->seq + 1, __ATOMIC_RELEASE);
 }
 
+/* A private copy of stderr: programs close theirs in atexit handlers (coreutils'
+ * close_stdout) that run before ours. */
+static int stats_fd = 2;
+
 static void put(const char *s)
 {
-	mr_write_str(2, s);
+	mr_write_str(stats_fd, s);
 }
 
 static void put_u64(uint64_t v)
@@ -203,6 +207,12 @@ void mr_stats_init(void)
 		mr_sites_track();
 	if (MR_OPT(export_stats))
 		export_open();
+	if (MR_OPT(show_stats)) {
+		int fd = fcntl(2, F_DUPFD_CLOEXEC, 100);
+
+		if (fd >= 0)
+			stats_fd = fd;
+	}
 	if (MR_OPT(show_stats) || MR_OPT(export_stats) || MR_OPT_STR(site_map))
 		atexit(at_exit);
 }
