@@ -35,7 +35,11 @@ check_PROGRAMS += tests/alloc/stress
 tests_alloc_stress_SOURCES = tests/alloc/stress.c
 tests_alloc_stress_CFLAGS = $(AM_CFLAGS) -fno-builtin
 tests_alloc_stress_LDADD =
-TESTS += tests/alloc/stress.sh tests/alloc/realprog-tools.sh tests/alloc/realprog-python.sh
-endif
-EXTRA_DIST += tests/alloc/preload.sh tests/alloc/stress.sh tests/alloc/realprog-tools.sh \
+TESTS += tests/alloc/stress.sh tests/alloc/alloc-stats.sh tests/alloc/realprog-tools.sh \
 	tests/alloc/realprog-python.sh
+endif
+EXTRA_DIST += tests/alloc/preload.sh tests/alloc/stress.sh tests/alloc/alloc-stats.sh tests/alloc/realprog-tools.sh \
+	tests/alloc/realprog-python.sh
+
+tools_memregctl_SOURCES += tools/cmd-alloc-stats.c
+dist_man_MANS += man/memregctl-alloc-stats.1 man/libmemreg.3

@@ -1,6 +1,8 @@
-/* The live stats file of libmemreg (MEMREG_EXPORT_STATS=1): /dev/shm/memreg-alloc.PID,
- * written by the allocator, read by `memregctl alloc-stats PID`. Versioned: a reader
- * checks magic, version and the header size before trusting anything else. */
+/* The live stats of libmemreg (MEMREG_EXPORT_STATS=1): a memfd named
+ * "memreg-alloc.PID", open in the process (found as /proc/PID/fd/N -> "/memfd:
+ * memreg-alloc.PID (deleted)"), written by the allocator, read by `memregctl
+ * alloc-stats PID`. Versioned: a reader checks magic, version and the header size
+ * before trusting anything else. */
 #ifndef MR_ALLOCATOR_STATS_FORMAT_H
 #define MR_ALLOCATOR_STATS_FORMAT_H
 
@@ -8,7 +10,7 @@
 
 #define MR_ALLOC_STATS_MAGIC UINT64_C(0x31434f4c4c41524d)	/* "MRALLOC1" */
 #define MR_ALLOC_STATS_VERSION 1
-#define MR_ALLOC_STATS_PATH_FMT "/dev/shm/memreg-alloc.%ld"
+#define MR_ALLOC_STATS_MEMFD_FMT "/memfd:memreg-alloc.%ld (deleted)"
 
 /* MR_ALLOC_COUNTER(name, help): every counter is a uint64_t, in this order. */
 #define MR_ALLOC_COUNTERS(X) \

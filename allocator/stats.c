@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "allocator/alloc.h"
@@ -13,8 +14,10 @@
 #include "allocator/stats-format.h"
 
 static struct mr_alloc_stats_file *export_map;
+static int export_pending;	/* a forked child exports on its first heap change */
+static void export_open_locked(void);
 static size_t export_bytes;
-static char export_path[64];
+static int export_fd = -1;
 static long export_pid;
 
 /* Fill @f from the heap; the caller holds the heap lock. */
@@ -59,16 +62,17 @@ static void collect(struct mr_alloc_stats_file *f, uint32_t max_regions)
 /* Called with the heap lock held after page-heap changes, when exporting. */
 void mr_stats_publish(void)
 {
-	struct mr_alloc_stats_file *f = export_map;
-	uint32_t n;
+	struct mr_alloc_stats_file *f;
 
+	if (MR_UNLIKELY(export_pending)) {
+		export_pending = 0;
+		export_open_locked();
+	}
+	f = export_map;
 	if (!f)
 		return;
-	/* Only the regions opened so far: hot ones from the bottom, cold from the top. */
-	n = mr_heap.hot_top;
 	__atomic_store_n(&f->seq, f->seq + 1, __ATOMIC_RELEASE);
 	collect(f, f->nregions);
-	(void)n;
 	__atomic_store_n(&f->seq, f->seq + 1, __ATOMIC_RELEASE);
 }
 
@@ -157,36 +161,36 @@ static void at_exit(void)
 		print_stats();
 	if (MR_OPT_STR(site_map))
 		mr_site_map_write(MR_OPT_STR(site_map));
-	if (export_map && export_pid == (long)getpid())
-		unlink(export_path);
 }
 
-static void export_open(void)
+/* Create and map the export; the heap lock is held. A memfd named after the pid,
+ * kept open: readers find it in /proc/PID/fd, and it vanishes with the process
+ * however it ends (exec closes it: O_CLOEXEC). */
+static void export_open_locked(void)
 {
-	char *p = export_path;
+	char name[48];
 	size_t bytes = sizeof(struct mr_alloc_stats_file) +
 		       (size_t)mr_heap.nregions * sizeof(struct mr_alloc_stats_region);
 	int fd;
 	void *m;
 
 	export_pid = (long)getpid();
-	memcpy(p, "/dev/shm/memreg-alloc.", 22);
-	mr_fmt_u64(p + 22, (uint64_t)export_pid);
-	fd = open(export_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	memcpy(name, "memreg-alloc.", 13);
+	mr_fmt_u64(name + 13, (uint64_t)export_pid);
+	fd = memfd_create(name, MFD_CLOEXEC);
 	if (fd < 0)
 		return;
 	bytes = (bytes + MR_PAGE_SIZE - 1) & ~(size_t)(MR_PAGE_SIZE - 1);
 	if (ftruncate(fd, (off_t)bytes) != 0) {
 		close(fd);
-		unlink(export_path);
 		return;
 	}
 	m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
 	if (m == MAP_FAILED) {
-		unlink(export_path);
+		close(fd);
 		return;
 	}
+	export_fd = fd;
 	export_map = m;
 	export_bytes = bytes;
 	export_map->magic = MR_ALLOC_STATS_MAGIC;
@@ -195,7 +199,12 @@ static void export_open(void)
 	export_map->region_entry_bytes = sizeof(struct mr_alloc_stats_region);
 	export_map->nregions = mr_heap.nregions;
 	export_map->pid = export_pid;
+}
+
+static void export_open(void)
+{
 	mr_heap_lock();
+	export_open_locked();
 	mr_stats_publish();
 	mr_heap_unlock();
 }
@@ -213,16 +222,19 @@ void mr_stats_init(void)
 		if (fd >= 0)
 			stats_fd = fd;
 	}
-	if (MR_OPT(show_stats) || MR_OPT(export_stats) || MR_OPT_STR(site_map))
+	if (MR_OPT(show_stats) || MR_OPT_STR(site_map))
 		atexit(at_exit);
 }
 
-/* A forked child exports under its own pid, if the parent did. */
+/* A forked child exports under its own pid, if the parent did, from its first
+ * page-heap change on: a child that only execs leaves no file behind. */
 void mr_stats_after_fork(void)
 {
 	if (!export_map)
 		return;
 	munmap(export_map, export_bytes);
+	close(export_fd);
+	export_fd = -1;
 	export_map = NULL;
-	export_open();
+	export_pending = 1;
 }

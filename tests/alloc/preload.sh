@@ -1,7 +1,7 @@
 # Shared by the tests/alloc/*.sh tests: where libmemreg.so is, and a check that a
 # program really ran with it (its stats line), so a test cannot pass without it.
 : "${top_builddir:=.}"
-MEMREG_LIB="$top_builddir/.libs/libmemreg.so"
+MEMREG_LIB="$(cd "$top_builddir" && pwd)/.libs/libmemreg.so"
 if [ ! -f "$MEMREG_LIB" ]; then
 	echo "libmemreg.so not built at $MEMREG_LIB" >&2
 	exit 99

@@ -21,9 +21,16 @@ verdicts() {
 		awk '{ print $1, ($2 == "" ? "passed" : $2) }' | sort -u
 }
 
+# The suite checks its children's stderr, so the stats line (proof that libmemreg
+# served the process) is asked of a separate probe only.
+run_preloaded probe.err $PY -c 'import json; json.dumps(list(range(10000)))' || {
+	echo "FAIL: python3.11 under libmemreg" >&2
+	cat probe.err >&2
+	exit 1
+}
 $PY -m test -j2 -v $TESTS >plain.out 2>&1
 plain_rc=$?
-run_preloaded memreg.err $PY -m test -j2 -v $TESTS >memreg.out
+LD_PRELOAD="$MEMREG_LIB" $PY -m test -j2 -v $TESTS >memreg.out 2>&1
 memreg_rc=$?
 echo "without libmemreg: exit $plain_rc; with: exit $memreg_rc"
 grep -E '^(Tests result|[0-9]+ tests? (OK|failed))' memreg.out
@@ -31,7 +38,7 @@ grep -E '^(Tests result|[0-9]+ tests? (OK|failed))' memreg.out
 grep -E ' \.\.\. (ok|FAIL|ERROR|skipped.*|expected failure)$' plain.out | sed 's/skipped.*/skipped/' | sort >plain.cases
 grep -E ' \.\.\. (ok|FAIL|ERROR|skipped.*|expected failure)$' memreg.out | sed 's/skipped.*/skipped/' | sort >memreg.cases
 echo "test cases: $(wc -l <plain.cases) without, $(wc -l <memreg.cases) with libmemreg"
-if [ "$memreg_rc" -eq 98 ] || [ "$memreg_rc" -ne "$plain_rc" ]; then
+if [ "$memreg_rc" -ne "$plain_rc" ]; then
 	echo "FAIL: exit status differs" >&2
 	tail -30 memreg.out >&2
 	exit 1
