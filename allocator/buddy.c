@@ -311,13 +311,18 @@ static bool region_free(const struct mr_heap *h, uint32_t r)
 	       (ri->state == MR_REGION_ACTIVE && ri->used_pages == 0);
 }
 
+/* Returns -1 if a commit failed, else 1 if every region taken was zero (never used,
+ * or purged), 0 if some hold old data. */
 static int take_regions(struct mr_heap *h, uint32_t first, uint32_t n)
 {
 	uint32_t r;
+	int zero = 1;
 
 	for (r = first; r < first + n; r++) {
 		struct mr_region_info *ri = &h->regions[r];
 
+		if (ri->state != MR_REGION_UNUSED && !ri->purged)
+			zero = 0;
 		if (ri->state == MR_REGION_UNUSED) {
 			if (commit_region(h, r) != 0)
 				return -1;
@@ -331,7 +336,7 @@ static int take_regions(struct mr_heap *h, uint32_t first, uint32_t n)
 		ri->state = MR_REGION_HUGE;
 		account(h, r, ORDER_PAGES(h->region_order));
 	}
-	return 0;
+	return zero;
 }
 
 uint32_t mr_buddy_alloc_huge(struct mr_heap *h, uint32_t nregions, uint32_t align_regions,
@@ -340,6 +345,7 @@ uint32_t mr_buddy_alloc_huge(struct mr_heap *h, uint32_t nregions, uint32_t alig
 	bool cold = temp == MR_TEMP_COLD;
 	uint32_t first, r, page;
 	int64_t i;
+	int zero;
 
 	if (!align_regions)
 		align_regions = 1;
@@ -357,8 +363,9 @@ uint32_t mr_buddy_alloc_huge(struct mr_heap *h, uint32_t nregions, uint32_t alig
 	}
 	if (first == MR_NONE)
 		return MR_NONE;
-	if (take_regions(h, first, nregions) != 0)
-		return MR_NONE;	/* a commit failed: the committed ones stay HUGE-less below */
+	zero = take_regions(h, first, nregions);
+	if (zero < 0)
+		return MR_NONE;
 	if (cold) {
 		if (first < h->cold_bottom && first >= h->hot_top)
 			h->cold_bottom = first;
@@ -370,6 +377,7 @@ uint32_t mr_buddy_alloc_huge(struct mr_heap *h, uint32_t nregions, uint32_t alig
 	h->spans[page].kind = MR_SPAN_HUGE;
 	h->spans[page].head = page;
 	h->spans[page].npages = nregions << h->region_order;
+	h->spans[page].flags = zero ? MR_HUGE_ZEROED : 0;
 	return page;
 }
 
@@ -414,7 +422,7 @@ bool mr_buddy_grow_huge(struct mr_heap *h, uint32_t page, uint32_t new_nregions)
 	for (r = first + old; r < first + new_nregions; r++)
 		if (!region_free(h, r))
 			return false;
-	if (take_regions(h, first + old, new_nregions - old) != 0)
+	if (take_regions(h, first + old, new_nregions - old) < 0)
 		return false;
 	if (first + new_nregions > h->hot_top && first < h->hot_top &&
 	    first + new_nregions <= h->cold_bottom)

@@ -58,6 +58,7 @@ struct mr_span {
 
 #define MR_SLAB_PARTIAL 1u		/* in its bin's partial list */
 #define MR_SLAB_CURRENT 2u		/* its bin's current slab */
+#define MR_HUGE_ZEROED 1u		/* huge head: every page still reads zero */
 
 enum mr_region_state { MR_REGION_UNUSED, MR_REGION_ACTIVE, MR_REGION_HUGE };
 

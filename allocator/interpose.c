@@ -326,9 +326,13 @@ MR_EXPORT void *calloc(size_t n, size_t size)
 		return NULL;
 	}
 	p = alloc_fast(total, RET);
-	/* Huge spans are fresh or purged regions: already zero. */
-	if (p && (!mr_in_arena(p) || mr_span_of(p)->kind != MR_SPAN_HUGE))
-		memset(p, 0, total);
+	/* Huge spans made of fresh or purged regions are already zero. */
+	if (p) {
+		const struct mr_span *s = mr_in_arena(p) ? mr_span_of(p) : NULL;
+
+		if (!s || s->kind != MR_SPAN_HUGE || !(s->flags & MR_HUGE_ZEROED))
+			memset(p, 0, total);
+	}
 	return p;
 }
 
@@ -404,6 +408,7 @@ MR_EXPORT int malloc_trim(size_t pad)
 	return 1;
 }
 
+#ifndef MR_NO_ALIASES	/* the fuzz build renames the family and has no aliases */
 /* copy(): the alias carries its target's attributes (GCC; clang has no need). */
 #if defined(__GNUC__) && !defined(__clang__)
 #define MR_ALIAS(f) __attribute__((alias(#f), copy(f)))
@@ -417,6 +422,7 @@ MR_EXPORT void *__libc_realloc(void *, size_t) MR_ALIAS(realloc);
 MR_EXPORT void *__libc_memalign(size_t, size_t) MR_ALIAS(memalign);
 MR_EXPORT void *__libc_valloc(size_t) MR_ALIAS(valloc);
 MR_EXPORT void *__libc_pvalloc(size_t) MR_ALIAS(pvalloc);
+#endif
 
 /* ---- memreg.h ---- */
 

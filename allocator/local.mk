@@ -43,3 +43,25 @@ EXTRA_DIST += tests/alloc/preload.sh tests/alloc/stress.sh tests/alloc/alloc-sta
 
 tools_memregctl_SOURCES += tools/cmd-alloc-stats.c
 dist_man_MANS += man/memregctl-alloc-stats.1 man/libmemreg.3
+
+# `make fuzz`: the libFuzzer target (ASan + UBSan) on the allocator's entry points,
+# compiled in under mrz_* names so they do not replace the sanitizer's malloc.
+# Run: tests/alloc/fuzz-alloc -max_total_time=600 CORPUS_DIR
+MR_FUZZ_RENAME = -DMR_NO_ALIASES -Dmalloc=mrz_malloc -Dfree=mrz_free -Dcalloc=mrz_calloc \
+	-Drealloc=mrz_realloc -Dreallocarray=mrz_reallocarray \
+	-Dposix_memalign=mrz_posix_memalign -Daligned_alloc=mrz_aligned_alloc \
+	-Dmemalign=mrz_memalign -Dvalloc=mrz_valloc -Dpvalloc=mrz_pvalloc \
+	-Dmalloc_usable_size=mrz_malloc_usable_size -Dmalloc_trim=mrz_malloc_trim \
+	-Dcfree=mrz_cfree -Dfree_sized=mrz_free_sized -Dfree_aligned_sized=mrz_free_aligned_sized
+MR_ALLOC_CORE_SOURCES = allocator/buddy.c allocator/sizeclass.c allocator/options.c \
+	allocator/fmt.c allocator/alloc.c allocator/sites.c allocator/stats.c allocator/interpose.c
+EXTRA_DIST += tests/alloc/fuzz-alloc.c
+if HAVE_CLANG
+tests/alloc/fuzz-alloc: $(MR_ALLOC_CORE_SOURCES:%=$(srcdir)/%) $(srcdir)/tests/alloc/fuzz-alloc.c
+	@mkdir -p tests/alloc
+	$(AM_V_CC)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		$(MR_FUZZ_RENAME) $(DEFS) $(AM_CPPFLAGS) -o $@ $^ -lpthread -ldl
+fuzz: tests/alloc/fuzz-alloc
+CLEANFILES += tests/alloc/fuzz-alloc
+endif
+.PHONY: fuzz

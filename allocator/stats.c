@@ -120,19 +120,15 @@ static uint64_t region_resident(uint32_t r)
 
 static void print_stats(void)
 {
-	struct {
-		struct mr_alloc_stats_file f;
-		struct mr_alloc_stats_region none[1];
-	} s;
+	static struct mr_alloc_stats_file f;	/* no region entries: collect(.., 0) */
 	uint32_t r;
 
-	memset(&s, 0, sizeof(s));
 	mr_heap_lock();
-	collect(&s.f, 0);
+	collect(&f, 0);
 	put("libmemreg: stats of pid ");
 	put_u64((uint64_t)getpid());
 	put("\n");
-#define MR_PRINT_COUNTER(name, help) put("  " #name " "); put_u64(s.f.name); put("  (" help ")\n");
+#define MR_PRINT_COUNTER(name, help) put("  " #name " "); put_u64(f.name); put("  (" help ")\n");
 	MR_ALLOC_COUNTERS(MR_PRINT_COUNTER)
 #undef MR_PRINT_COUNTER
 	put("  region  state   committed        live        peak\n");

@@ -372,6 +372,28 @@ static int mode_calloc(void)
 	uint64_t s = 11;
 	int i;
 
+	{
+		/* Dirty whole regions with large blocks, free them (they wait for the decay
+		 * delay, still dirty), then calloc a block spanning regions. */
+		unsigned char *blk[160], *p;
+		size_t j;
+
+		for (i = 0; i < 160; i++) {
+			blk[i] = malloc(2 << 20);
+			if (!blk[i])
+				FAIL("malloc(2 MiB) failed");
+			memset(blk[i], 0x5a, 2 << 20);
+		}
+		for (i = 0; i < 160; i++)
+			free(blk[i]);
+		p = calloc(1, 130 << 20);
+		if (!p)
+			FAIL("calloc(130 MiB) failed");
+		for (j = 0; j < (130u << 20); j += 512)
+			if (p[j])
+				FAIL("calloc(130 MiB) over freed dirty regions: byte %zu not zero", j);
+		free(p);
+	}
 	for (i = 0; i < 20000; i++) {
 		size_t n = rand_size(&s), j;
 		unsigned char *p = calloc(1, n);
