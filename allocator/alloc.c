@@ -183,12 +183,20 @@ bool mr_ready(void)
 
 /* ---- pages for the caches and large objects ---- */
 
-static uint32_t heap_alloc_pages(uint32_t npages, uint32_t align_order, enum mr_temp temp)
+/* Pages for a span of @kind. The head's kind is set under the lock: the buddy heap
+ * reads it when it coalesces a neighbour. */
+static uint32_t heap_alloc_pages(uint32_t npages, uint32_t align_order, enum mr_temp temp,
+				 enum mr_span_kind kind)
 {
 	uint32_t page;
 
 	pthread_mutex_lock(&heap_lock);
 	page = mr_buddy_alloc(&mr_heap, npages, align_order, temp);
+	if (page != MR_NONE) {
+		mr_spans[page].kind = (uint8_t)kind;
+		mr_spans[page].temp = (uint8_t)temp;
+		mr_spans[page].site = 0;
+	}
 	mr_stats_publish();
 	pthread_mutex_unlock(&heap_lock);
 	return page;
@@ -229,11 +237,9 @@ static struct mr_tcache *tc_new(void)
 	if (tc)
 		return tc;
 	npages = (uint32_t)((sizeof(*tc) + MR_PAGE_SIZE - 1) / MR_PAGE_SIZE);
-	page = heap_alloc_pages(npages, 0, MR_TEMP_HOT);
+	page = heap_alloc_pages(npages, 0, MR_TEMP_HOT, MR_SPAN_LARGE);
 	if (page == MR_NONE)
 		return NULL;
-	mr_spans[page].kind = MR_SPAN_LARGE;
-	mr_spans[page].temp = MR_TEMP_HOT;
 	tc = page_addr(page);
 	memset(tc, 0, sizeof(*tc));
 	for (t = 0; t < NR_MR_TEMP; t++)
@@ -293,7 +299,6 @@ static void partial_add(struct mr_bin *b, struct mr_span *s)
 
 static void slab_release(struct mr_span *s)
 {
-	s->kind = MR_SPAN_NONE;
 	heap_free_pages((uint32_t)(s - mr_spans), s->npages);
 }
 
@@ -395,15 +400,13 @@ static struct mr_span *slab_new(struct mr_tcache *tc, unsigned cls, enum mr_temp
 	uint32_t npages = CLASS_PAGES(cls), page, i;
 	struct mr_span *s;
 
-	page = heap_alloc_pages(npages, 0, temp);
+	page = heap_alloc_pages(npages, 0, temp, MR_SPAN_SLAB);
 	if (page == MR_NONE)
 		return NULL;
 	for (i = 1; i < npages; i++)
 		mr_spans[page + i].head = page;
 	s = &mr_spans[page];
-	s->kind = MR_SPAN_SLAB;
 	s->cls = (uint8_t)cls;
-	s->temp = (uint8_t)temp;
 	s->used = 0;
 	s->bump = 0;
 	s->capacity = (npages << MR_PAGE_SHIFT) / mr_class_size[cls];
@@ -501,18 +504,15 @@ void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp)
 {
 	uint64_t npages = (size + MR_PAGE_SIZE - 1) >> MR_PAGE_SHIFT;
 	uint32_t ro = mr_heap.region_order, page, align_order = 0;
-	struct mr_span *s;
 
 	if (size > MR_ARENA_MAX || npages == 0)
 		return NULL;
 	if (align > MR_PAGE_SIZE)
 		align_order = (uint32_t)__builtin_ctzll(align) - MR_PAGE_SHIFT;
 	if (npages <= (UINT64_C(1) << ro) && align_order <= ro) {
-		page = heap_alloc_pages((uint32_t)npages, align_order, temp);
+		page = heap_alloc_pages((uint32_t)npages, align_order, temp, MR_SPAN_LARGE);
 		if (page == MR_NONE)
 			return NULL;
-		s = &mr_spans[page];
-		s->kind = MR_SPAN_LARGE;
 	} else {
 		uint64_t nreg = (npages + (UINT64_C(1) << ro) - 1) >> ro;
 		uint64_t areg = align_order > ro ? UINT64_C(1) << (align_order - ro) : 1;
@@ -521,14 +521,15 @@ void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp)
 			return NULL;
 		pthread_mutex_lock(&heap_lock);
 		page = mr_buddy_alloc_huge(&mr_heap, (uint32_t)nreg, (uint32_t)areg, temp);
+		if (page != MR_NONE) {
+			mr_spans[page].temp = (uint8_t)temp;
+			mr_spans[page].site = 0;
+		}
 		mr_stats_publish();
 		pthread_mutex_unlock(&heap_lock);
 		if (page == MR_NONE)
 			return NULL;
-		s = &mr_spans[page];
 	}
-	s->temp = (uint8_t)temp;
-	s->site = 0;
 	return page_addr(page);
 }
 

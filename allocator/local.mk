@@ -65,3 +65,9 @@ fuzz: tests/alloc/fuzz-alloc
 CLEANFILES += tests/alloc/fuzz-alloc
 endif
 .PHONY: fuzz
+
+# Sanitizer builds of the allocator's tests (UBSan, ASan, TSan): see tests/alloc/sanitize.sh.
+check-alloc-sanitizers: all
+	CLANG='$(CLANG)' $(SHELL) $(srcdir)/tests/alloc/sanitize.sh '$(abs_top_srcdir)' '$(abs_top_builddir)'
+.PHONY: check-alloc-sanitizers
+EXTRA_DIST += tests/alloc/sanitize.sh
