@@ -139,7 +139,7 @@ static int heap_init(void)
 	mr_arena_base = base;
 	for (unsigned t = 0; t < NR_MR_TEMP; t++)
 		for (unsigned c = 0; c < MR_NR_CLASSES; c++)
-			gtc.bins[t][c].partial = MR_NONE;
+			gtc.bins[t][c].partial = gtc.bins[t][c].cur_head = MR_NONE;
 	all_caches = &gtc;
 	return 0;
 }
@@ -244,7 +244,7 @@ static struct mr_tcache *tc_new(void)
 	memset(tc, 0, sizeof(*tc));
 	for (t = 0; t < NR_MR_TEMP; t++)
 		for (c = 0; c < MR_NR_CLASSES; c++)
-			tc->bins[t][c].partial = MR_NONE;
+			tc->bins[t][c].partial = tc->bins[t][c].cur_head = MR_NONE;
 	pthread_mutex_lock(&pool_lock);
 	tc->id = next_id++;
 	tc->next_all = all_caches;
@@ -299,6 +299,11 @@ static void partial_add(struct mr_bin *b, struct mr_span *s)
 
 static void slab_release(struct mr_span *s)
 {
+	uint32_t i;
+
+	/* Interior pages stop looking like a slab's before the pages go back. */
+	for (i = 1; i < s->npages; i++)
+		s[i].kind = MR_SPAN_NONE;
 	heap_free_pages((uint32_t)(s - mr_spans), s->npages);
 }
 
@@ -326,7 +331,7 @@ void mr_local_free(struct mr_tcache *tc, struct mr_span *s, void *p)
 	if (s == b->cur) {
 		*(void **)p = b->free;
 		b->free = p;
-		s->used--;
+		b->cur_used--;
 		return;
 	}
 	local_free_slow(tc, s, p);
@@ -384,12 +389,15 @@ static void set_current(struct mr_bin *b, struct mr_span *s)
 		/* The old current slab keeps what is left of the bin's list. */
 		old->flags &= ~MR_SLAB_CURRENT;
 		old->free_list = b->free;
+		old->used = b->cur_used;
 		if (old->used == 0)
 			slab_release(old);
 		else if (b->free || old->bump < old->capacity)
 			partial_add(b, old);
 	}
 	b->cur = s;
+	b->cur_head = (uint32_t)(s - mr_spans);
+	b->cur_used = s->used;
 	b->free = s->free_list;
 	s->free_list = NULL;
 	s->flags |= MR_SLAB_CURRENT;
@@ -403,10 +411,16 @@ static struct mr_span *slab_new(struct mr_tcache *tc, unsigned cls, enum mr_temp
 	page = heap_alloc_pages(npages, 0, temp, MR_SPAN_SLAB);
 	if (page == MR_NONE)
 		return NULL;
-	for (i = 1; i < npages; i++)
-		mr_spans[page + i].head = page;
 	s = &mr_spans[page];
 	s->cls = (uint8_t)cls;
+	s->owner = tc;
+	for (i = 1; i < npages; i++) {
+		mr_spans[page + i].head = page;
+		mr_spans[page + i].kind = MR_SPAN_SLAB;
+		mr_spans[page + i].cls = (uint8_t)cls;
+		mr_spans[page + i].temp = (uint8_t)temp;
+		mr_spans[page + i].owner = tc;
+	}
 	s->used = 0;
 	s->bump = 0;
 	s->capacity = (npages << MR_PAGE_SHIFT) / mr_class_size[cls];
@@ -445,7 +459,7 @@ void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 	}
 	p = b->free;
 	b->free = *(void **)p;
-	b->cur->used++;
+	b->cur_used++;
 	return p;
 }
 
@@ -457,7 +471,7 @@ void *mr_small_alloc_shared(unsigned cls, enum mr_temp temp)
 	p = gtc.bins[temp][cls].free;
 	if (p) {
 		gtc.bins[temp][cls].free = *(void **)p;
-		gtc.bins[temp][cls].cur->used++;
+		gtc.bins[temp][cls].cur_used++;
 	} else {
 		p = mr_small_refill(&gtc, cls, temp);
 	}
@@ -483,8 +497,10 @@ static void tc_destroy(void *arg)
 			if (!s)
 				continue;
 			b->cur = NULL;
+			b->cur_head = MR_NONE;
 			s->flags &= ~MR_SLAB_CURRENT;
 			s->free_list = b->free;
+			s->used = b->cur_used;
 			b->free = NULL;
 			if (s->used == 0)
 				slab_release(s);

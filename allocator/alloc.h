@@ -13,6 +13,8 @@
  * slab's free objects, and the slabs with free objects that are not current. */
 struct mr_bin {
 	void *free;
+	uint32_t cur_used;		/* the current slab's used count (its span's is stale) */
+	uint32_t cur_head;		/* the current slab's first page, or MR_NONE */
 	struct mr_span *cur;
 	uint32_t partial;		/* first slab page of the partial list, or MR_NONE */
 };
@@ -20,12 +22,12 @@ struct mr_bin {
 /* struct mr_tcache - a thread's cache. Never freed: an exited thread's cache waits
  * in a pool for the next thread, so other threads can always push to its inbox. */
 struct mr_tcache {
+	uint8_t temp;			/* memreg_set_thread_class(): first, read on every malloc */
 	struct mr_bin bins[NR_MR_TEMP][MR_NR_CLASSES];
 	_Atomic(void *) inbox;		/* objects of its slabs freed by other threads */
 	struct mr_tcache *next_parked;
 	struct mr_tcache *next_all;
 	uint32_t id;
-	uint8_t temp;			/* memreg_set_thread_class() */
 };
 
 /* "alloc.c" */

@@ -36,7 +36,8 @@ struct mr_tcache;
 
 /* struct mr_span - the descriptor of one page of the arena (spans[page index]).
  * Every page of an allocated span or slab has @head = the index of its first page;
- * the other fields are meaningful at the head only. A FREE kind is only ever set on
+ * the other fields are meaningful at the head only, except in slabs, whose every
+ * page also carries kind, cls, temp and owner so free() reads one descriptor. A FREE kind is only ever set on
  * the head of a block that is in its region's free list of that order. */
 struct mr_span {
 	uint32_t head;

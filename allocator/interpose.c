@@ -101,7 +101,7 @@ static void *alloc_pick(size_t size, size_t align, enum mr_temp temp)
 				p = b->free;
 				if (p) {
 					b->free = *(void **)p;
-					b->cur->used++;
+					b->cur_used++;
 				} else {
 					p = mr_small_refill(tc, cls, temp);
 				}
@@ -156,7 +156,7 @@ static inline void *alloc_fast(size_t size, const void *ret)
 
 		if (MR_LIKELY(p != NULL)) {
 			b->free = *(void **)p;
-			b->cur->used++;
+			b->cur_used++;
 			return p;
 		}
 	}
@@ -179,24 +179,26 @@ static inline void free_inline(void *p)
 	}
 	if (MR_UNLIKELY(mr_site_ids != NULL))
 		mr_site_ids[((uintptr_t)p - (uintptr_t)mr_arena_base) >> 4] = 0;
-	s = mr_span_of(p);
+	/* A slab's every page descriptor has kind, owner, class: one read. */
+	s = &mr_spans[((uintptr_t)p - (uintptr_t)mr_arena_base) >> MR_PAGE_SHIFT];
 	tc = mr_tc;
 	if (MR_LIKELY(s->kind == MR_SPAN_SLAB)) {
 		if (MR_LIKELY(s->owner == tc)) {
 			struct mr_bin *b = &tc->bins[s->temp][s->cls];
 
-			if (MR_LIKELY(s == b->cur)) {
+			if (MR_LIKELY(s->head == b->cur_head)) {
 				*(void **)p = b->free;
 				b->free = p;
-				s->used--;
+				b->cur_used--;
 				return;
 			}
-			mr_local_free(tc, s, p);
+			mr_local_free(tc, &mr_spans[s->head], p);
 			return;
 		}
-		mr_remote_free(s, p);
+		mr_remote_free(s, p);	/* the owner is the same on every page */
 		return;
 	}
+	s = &mr_spans[s->head];
 	if (s->kind == MR_SPAN_LARGE || s->kind == MR_SPAN_HUGE) {
 		int e = errno;
 
