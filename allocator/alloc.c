@@ -4,10 +4,12 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,6 +41,46 @@ enum { TS_NEW, TS_INIT, TS_ACTIVE, TS_DEAD };
 
 #define CLASS_PAGES(c) (UINT32_C(1) << mr_class_slab_order[c])
 
+/* ---- NUMA: where regions are nodes ---- */
+
+/* The raw system calls (no libnuma: start-up cost); values from <numaif.h>. */
+#define MR_MPOL_PREFERRED 1
+#define MR_MPOL_F_MEMS_ALLOWED (1 << 2)
+#define MR_NODE_IDS 1024
+
+static uint32_t os_nnodes;			/* 0 or 1: virtual regions only */
+static uint16_t node_id_of[MR_MAX_NODES];	/* group index -> node id */
+static uint8_t node_index_of[MR_NODE_IDS];	/* node id -> group index */
+
+/* The nodes this process may use, by one get_mempolicy call (no sysfs). */
+static void numa_detect(void)
+{
+	unsigned long mask[MR_NODE_IDS / (8 * sizeof(unsigned long))] = { 0 };
+	int mode = 0;
+	uint32_t id, n = 0;
+
+	if (!MR_OPT(numa) || syscall(SYS_get_mempolicy, &mode, mask, MR_NODE_IDS, NULL,
+				     MR_MPOL_F_MEMS_ALLOWED) != 0)
+		return;
+	for (id = 0; id < MR_NODE_IDS && n < MR_MAX_NODES; id++)
+		if (mask[id / (8 * sizeof(unsigned long))] & (1ul << (id % (8 * sizeof(unsigned long))))) {
+			node_id_of[n] = (uint16_t)id;
+			node_index_of[id] = (uint8_t)n;
+			n++;
+		}
+	os_nnodes = n;
+}
+
+/* The group of the calling thread's node (getcpu is a vDSO call). */
+static uint32_t current_node(void)
+{
+	unsigned cpu, node;
+
+	if (os_nnodes < 2 || getcpu(&cpu, &node) != 0 || node >= MR_NODE_IDS)
+		return 0;
+	return node_index_of[node];
+}
+
 /* ---- the OS side of the heap ---- */
 
 static int os_commit(struct mr_heap *h, uint32_t r)
@@ -50,6 +92,15 @@ static int os_commit(struct mr_heap *h, uint32_t r)
 		return -1;
 	if (mprotect((char *)h->spans + (size_t)r * sb, sb, PROT_READ | PROT_WRITE) != 0)
 		return -1;
+	if (os_nnodes >= 2) {
+		/* Preferred, not bound: a full node falls back instead of the OOM killer. */
+		unsigned long mask[MR_NODE_IDS / (8 * sizeof(unsigned long))] = { 0 };
+		uint32_t id = node_id_of[mr_buddy_node_of(h, r)];
+
+		mask[id / (8 * sizeof(unsigned long))] = 1ul << (id % (8 * sizeof(unsigned long)));
+		syscall(SYS_mbind, h->base + (size_t)r * rb, rb, MR_MPOL_PREFERRED, mask,
+			MR_NODE_IDS, 0);
+	}
 	return 0;
 }
 
@@ -134,6 +185,9 @@ static int heap_init(void)
 		return -1;
 	}
 	mr_buddy_init(&mr_heap, base, spans, order, nregions, MR_OPT(decay_ms) * 1000000u, &os_ops);
+	numa_detect();
+	if (os_nnodes >= 2)
+		mr_buddy_set_nodes(&mr_heap, os_nnodes);
 	mr_spans = spans;
 	mr_arena_bytes = bytes;
 	mr_arena_base = base;
@@ -188,10 +242,10 @@ bool mr_ready(void)
 static uint32_t heap_alloc_pages(uint32_t npages, uint32_t align_order, enum mr_temp temp,
 				 enum mr_span_kind kind)
 {
-	uint32_t page;
+	uint32_t page, node = current_node();
 
 	pthread_mutex_lock(&heap_lock);
-	page = mr_buddy_alloc(&mr_heap, npages, align_order, temp);
+	page = mr_buddy_alloc_on(&mr_heap, npages, align_order, temp, node);
 	if (page != MR_NONE) {
 		mr_spans[page].kind = (uint8_t)kind;
 		mr_spans[page].temp = (uint8_t)temp;
@@ -535,8 +589,10 @@ void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp)
 
 		if (nreg > mr_heap.nregions || areg > mr_heap.nregions)
 			return NULL;
+		uint32_t node = current_node();
+
 		pthread_mutex_lock(&heap_lock);
-		page = mr_buddy_alloc_huge(&mr_heap, (uint32_t)nreg, (uint32_t)areg, temp);
+		page = mr_buddy_alloc_huge_on(&mr_heap, (uint32_t)nreg, (uint32_t)areg, temp, node);
 		if (page != MR_NONE) {
 			mr_spans[page].temp = (uint8_t)temp;
 			mr_spans[page].site = 0;

@@ -38,6 +38,54 @@ static uint32_t bitmap_first(const struct mr_heap *h, uint32_t order, bool highe
 	return w * 64 + (uint32_t)__builtin_ctzll(h->bitmap[order][w]);
 }
 
+/* Lowest (highest) region in [lo, hi) with a free block of exactly @order: the
+ * summary word narrows the search to bitmap words with a bit set. */
+static uint32_t bitmap_first_range(const struct mr_heap *h, uint32_t order, uint32_t lo,
+				   uint32_t hi, bool highest)
+{
+	uint32_t wlo, whi, w, n;
+	uint64_t cand, bits;
+
+	if (lo >= hi)
+		return MR_NONE;
+	wlo = lo / 64;
+	whi = (hi - 1) / 64;
+	cand = h->summary[order] & (~UINT64_C(0) << wlo) &
+	       (whi == 63 ? ~UINT64_C(0) : (UINT64_C(1) << (whi + 1)) - 1);
+	while (cand) {
+		w = highest ? 63 - (uint32_t)__builtin_clzll(cand) : (uint32_t)__builtin_ctzll(cand);
+		bits = h->bitmap[order][w];
+		if (w == wlo)
+			bits &= ~UINT64_C(0) << (lo % 64);
+		if (w == whi) {
+			n = hi - whi * 64;	/* 1..64 */
+			bits &= n == 64 ? ~UINT64_C(0) : (UINT64_C(1) << n) - 1;
+		}
+		if (bits)
+			return w * 64 + (highest ? 63 - (uint32_t)__builtin_clzll(bits) :
+					 (uint32_t)__builtin_ctzll(bits));
+		cand &= ~(UINT64_C(1) << w);
+	}
+	return MR_NONE;
+}
+
+uint32_t mr_buddy_find_range(const struct mr_heap *h, uint32_t order, uint32_t lo, uint32_t hi,
+			     bool highest)
+{
+	uint32_t best = MR_NONE, k, r;
+
+	if (lo == 0 && hi >= h->nregions)
+		return mr_buddy_find(h, order, highest);
+	for (k = order; k <= h->region_order; k++) {
+		r = bitmap_first_range(h, k, lo, hi, highest);
+		if (r == MR_NONE)
+			continue;
+		if (best == MR_NONE || (highest ? r > best : r < best))
+			best = r;
+	}
+	return best;
+}
+
 uint32_t mr_buddy_find(const struct mr_heap *h, uint32_t order, bool highest)
 {
 	uint32_t best = MR_NONE, k, r;
@@ -181,28 +229,56 @@ static int open_region(struct mr_heap *h, uint32_t r)
 	return 0;
 }
 
-/* The region to take an order-@order block from: the lowest (hot, normal) or the
- * highest (cold) region with one inside the temperature's zone, else a new region
- * opened at the zone's edge, else any region with one (the arena is full). */
-static uint32_t pick_region(struct mr_heap *h, uint32_t order, enum mr_temp temp)
+uint32_t mr_buddy_node_of(const struct mr_heap *h, uint32_t region)
+{
+	uint32_t n;
+
+	for (n = 0; n + 1 < h->nnodes; n++)
+		if (region < h->node_hi[n])
+			return n;
+	return n;
+}
+
+/* The region of node group @node to take an order-@order block from: the lowest
+ * (hot, normal) or highest (cold) region with one inside the temperature's zone,
+ * else a new region opened at the zone's edge, else any region of the group with
+ * one; MR_NONE if the group has none. */
+static uint32_t pick_region_in(struct mr_heap *h, uint32_t order, enum mr_temp temp,
+			       uint32_t node)
 {
 	bool cold = temp == MR_TEMP_COLD;
+	uint32_t lo = h->node_lo[node], hi = h->node_hi[node];
 
 	for (;;) {
-		uint32_t r = mr_buddy_find(h, order, cold), n;
+		uint32_t r = mr_buddy_find_range(h, order, lo, hi, cold), n;
 
-		if (r != MR_NONE && (cold ? r >= h->cold_bottom : r < h->hot_top))
+		if (r != MR_NONE && (cold ? r >= h->cold_bottom[node] : r < h->hot_top[node]))
 			return r;
-		if (h->hot_top >= h->cold_bottom)
+		if (h->hot_top[node] >= h->cold_bottom[node])
 			return r;
-		n = cold ? h->cold_bottom - 1 : h->hot_top;
+		n = cold ? h->cold_bottom[node] - 1 : h->hot_top[node];
 		if (h->regions[n].state == MR_REGION_UNUSED && open_region(h, n) != 0)
 			return r;
 		if (cold)
-			h->cold_bottom = n;
+			h->cold_bottom[node] = n;
 		else
-			h->hot_top = n + 1;
+			h->hot_top[node] = n + 1;
 	}
+}
+
+/* The calling thread's node first (packing must not turn local memory remote); a
+ * full node falls back to the others, in order. */
+static uint32_t pick_region(struct mr_heap *h, uint32_t order, enum mr_temp temp, uint32_t node)
+{
+	uint32_t r, n;
+
+	if (node >= h->nnodes)
+		node = 0;
+	r = pick_region_in(h, order, temp, node);
+	for (n = 0; r == MR_NONE && n < h->nnodes; n++)
+		if (n != node)
+			r = pick_region_in(h, order, temp, n);
+	return r;
 }
 
 /* Carve [lo, hi) out of the free block (page, order): the parts outside go back free. */
@@ -224,6 +300,12 @@ static void carve(struct mr_heap *h, uint32_t page, uint32_t order, uint32_t lo,
 uint32_t mr_buddy_alloc(struct mr_heap *h, uint32_t npages, uint32_t align_order,
 			enum mr_temp temp)
 {
+	return mr_buddy_alloc_on(h, npages, align_order, temp, 0);
+}
+
+uint32_t mr_buddy_alloc_on(struct mr_heap *h, uint32_t npages, uint32_t align_order,
+			   enum mr_temp temp, uint32_t node)
+{
 	uint32_t order = npages <= 1 ? 0 : 32 - (uint32_t)__builtin_clz(npages - 1);
 	uint32_t r, k, page;
 
@@ -231,7 +313,7 @@ uint32_t mr_buddy_alloc(struct mr_heap *h, uint32_t npages, uint32_t align_order
 		order = align_order;
 	if (npages == 0 || order > h->region_order)
 		return MR_NONE;
-	r = pick_region(h, order, temp);
+	r = pick_region(h, order, temp, node);
 	if (r == MR_NONE)
 		return MR_NONE;
 	for (k = order; k <= h->region_order; k++)
@@ -339,38 +421,63 @@ static int take_regions(struct mr_heap *h, uint32_t first, uint32_t n)
 	return zero;
 }
 
+/* First fit of an aligned run of @n free regions in [lo, hi), from the bottom or
+ * (cold) from the top; MR_NONE if none. */
+static uint32_t find_run(const struct mr_heap *h, uint32_t n, uint32_t align, uint32_t lo,
+			 uint32_t hi, bool cold)
+{
+	int64_t i, first, last, step = cold ? -(int64_t)align : (int64_t)align;
+	uint32_t r;
+
+	if (hi < lo + n)
+		return MR_NONE;
+	first = ((int64_t)lo + align - 1) / align * align;
+	last = (int64_t)(hi - n) / align * align;
+	for (i = cold ? last : first; i >= first && i <= last; i += step) {
+		for (r = 0; r < n && region_free(h, (uint32_t)i + r); r++)
+			;
+		if (r == n)
+			return (uint32_t)i;
+	}
+	return MR_NONE;
+}
+
 uint32_t mr_buddy_alloc_huge(struct mr_heap *h, uint32_t nregions, uint32_t align_regions,
 			     enum mr_temp temp)
 {
+	return mr_buddy_alloc_huge_on(h, nregions, align_regions, temp, 0);
+}
+
+uint32_t mr_buddy_alloc_huge_on(struct mr_heap *h, uint32_t nregions, uint32_t align_regions,
+				enum mr_temp temp, uint32_t node)
+{
 	bool cold = temp == MR_TEMP_COLD;
-	uint32_t first, r, page;
-	int64_t i;
+	uint32_t first, page, nd;
 	int zero;
 
 	if (!align_regions)
 		align_regions = 1;
 	if (nregions == 0 || nregions > h->nregions)
 		return MR_NONE;
-	first = MR_NONE;
-	for (i = cold ? (int64_t)((h->nregions - nregions) / align_regions * align_regions) : 0;
-	     i >= 0 && i + nregions <= h->nregions; i += cold ? -(int64_t)align_regions : align_regions) {
-		for (r = 0; r < nregions && region_free(h, (uint32_t)i + r); r++)
-			;
-		if (r == nregions) {
-			first = (uint32_t)i;
-			break;
-		}
-	}
+	if (node >= h->nnodes)
+		node = 0;
+	first = find_run(h, nregions, align_regions, h->node_lo[node], h->node_hi[node], cold);
+	if (first == MR_NONE)	/* not in the thread's node: anywhere */
+		first = find_run(h, nregions, align_regions, 0, h->nregions, cold);
 	if (first == MR_NONE)
 		return MR_NONE;
 	zero = take_regions(h, first, nregions);
 	if (zero < 0)
 		return MR_NONE;
-	if (cold) {
-		if (first < h->cold_bottom && first >= h->hot_top)
-			h->cold_bottom = first;
-	} else if (first + nregions > h->hot_top && first + nregions <= h->cold_bottom) {
-		h->hot_top = first + nregions;
+	nd = mr_buddy_node_of(h, first);
+	if (first + nregions <= h->node_hi[nd]) {
+		if (cold) {
+			if (first < h->cold_bottom[nd] && first >= h->hot_top[nd])
+				h->cold_bottom[nd] = first;
+		} else if (first + nregions > h->hot_top[nd] &&
+			   first + nregions <= h->cold_bottom[nd]) {
+			h->hot_top[nd] = first + nregions;
+		}
 	}
 	page = first << h->region_order;
 	h->regions[first].huge_regions = nregions;
@@ -424,9 +531,10 @@ bool mr_buddy_grow_huge(struct mr_heap *h, uint32_t page, uint32_t new_nregions)
 			return false;
 	if (take_regions(h, first + old, new_nregions - old) < 0)
 		return false;
-	if (first + new_nregions > h->hot_top && first < h->hot_top &&
-	    first + new_nregions <= h->cold_bottom)
-		h->hot_top = first + new_nregions;
+	r = mr_buddy_node_of(h, first);
+	if (first + new_nregions > h->hot_top[r] && first < h->hot_top[r] &&
+	    first + new_nregions <= h->cold_bottom[r])
+		h->hot_top[r] = first + new_nregions;
 	h->regions[first].huge_regions = new_nregions;
 	h->spans[page].npages = new_nregions << h->region_order;
 	return true;
@@ -548,7 +656,25 @@ void mr_buddy_init(struct mr_heap *h, char *base, struct mr_span *spans, uint32_
 	h->spans = spans;
 	h->region_order = region_order;
 	h->nregions = nregions;
-	h->cold_bottom = nregions;
 	h->decay_ns = decay_ns;
 	h->ops = ops;
+	mr_buddy_set_nodes(h, 1);
+}
+
+void mr_buddy_set_nodes(struct mr_heap *h, uint32_t nnodes)
+{
+	uint32_t n, per;
+
+	if (nnodes < 1)
+		nnodes = 1;
+	if (nnodes > MR_MAX_NODES)
+		nnodes = MR_MAX_NODES;
+	if (nnodes > h->nregions)
+		nnodes = h->nregions;
+	per = h->nregions / nnodes;
+	h->nnodes = nnodes;
+	for (n = 0; n < nnodes; n++) {
+		h->node_lo[n] = h->hot_top[n] = n * per;
+		h->node_hi[n] = h->cold_bottom[n] = n + 1 == nnodes ? h->nregions : (n + 1) * per;
+	}
 }

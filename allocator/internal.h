@@ -19,6 +19,7 @@
 #define MR_MAX_REGIONS 4096		/* two-level bitmaps: 64 words of 64 bits */
 #define MR_REGION_WORDS (MR_MAX_REGIONS / 64)
 #define MR_NONE UINT32_MAX
+#define MR_MAX_NODES 64			/* NUMA nodes the arena is split between */
 
 /* Temperature classes: hot and normal fill the lowest regions, cold the highest.
  * The values are the public MEMREG_HOT/NORMAL/COLD of memreg.h. */
@@ -91,8 +92,12 @@ struct mr_heap {
 	struct mr_span *spans;
 	uint32_t region_order;		/* log2(pages per region) */
 	uint32_t nregions;
-	uint32_t hot_top;		/* regions [0, hot_top) were opened from the bottom */
-	uint32_t cold_bottom;		/* regions [cold_bottom, nregions) from the top */
+	/* The arena is split into nnodes groups of regions, [node_lo, node_hi) each (one
+	 * group on a one-node machine). In each, regions [node_lo, hot_top) were opened
+	 * from the bottom (hot, normal), [cold_bottom, node_hi) from the top (cold). */
+	uint32_t nnodes;
+	uint32_t node_lo[MR_MAX_NODES], node_hi[MR_MAX_NODES];
+	uint32_t hot_top[MR_MAX_NODES], cold_bottom[MR_MAX_NODES];
 	uint32_t npending;
 	uint32_t regions_touched;
 	uint64_t decay_ns, next_decay_ns;
@@ -108,15 +113,24 @@ struct mr_heap {
 void mr_buddy_init(struct mr_heap *h, char *base, struct mr_span *spans,
 		   uint32_t region_order, uint32_t nregions, uint64_t decay_ns,
 		   const struct mr_heap_ops *ops) MR_HIDDEN;
+/* Split the arena's regions evenly between @nnodes NUMA nodes (before any allocation;
+ * 1 = one group, the default). */
+void mr_buddy_set_nodes(struct mr_heap *h, uint32_t nnodes) MR_HIDDEN;
+uint32_t mr_buddy_node_of(const struct mr_heap *h, uint32_t region) MR_HIDDEN;
 /* Allocate @npages pages aligned to 2^@align_order pages, from the lowest regions
- * (hot, normal) or the highest (cold). Returns the first page index or MR_NONE.
+ * (hot, normal) or the highest (cold) of node group @node, or of the other groups if
+ * it is full. Returns the first page index or MR_NONE. mr_buddy_alloc: node 0.
  * Spans longer than a region come from mr_buddy_alloc_huge. */
+uint32_t mr_buddy_alloc_on(struct mr_heap *h, uint32_t npages, uint32_t align_order,
+			   enum mr_temp temp, uint32_t node) MR_HIDDEN;
 uint32_t mr_buddy_alloc(struct mr_heap *h, uint32_t npages, uint32_t align_order,
 			enum mr_temp temp) MR_HIDDEN;
 void mr_buddy_free(struct mr_heap *h, uint32_t page, uint32_t npages) MR_HIDDEN;
 /* Grow [page, page + old) to new pages in place if the pages after it are free. */
 bool mr_buddy_grow(struct mr_heap *h, uint32_t page, uint32_t old_npages,
 		   uint32_t new_npages) MR_HIDDEN;
+uint32_t mr_buddy_alloc_huge_on(struct mr_heap *h, uint32_t nregions, uint32_t align_regions,
+				enum mr_temp temp, uint32_t node) MR_HIDDEN;
 uint32_t mr_buddy_alloc_huge(struct mr_heap *h, uint32_t nregions, uint32_t align_regions,
 			     enum mr_temp temp) MR_HIDDEN;
 void mr_buddy_free_huge(struct mr_heap *h, uint32_t page) MR_HIDDEN;
@@ -129,6 +143,9 @@ const char *mr_buddy_check(const struct mr_heap *h) MR_HIDDEN;
 /* Region lookup of the lowest (or highest) region with a free block of order >= k;
  * MR_NONE if none. Exposed for the tests of the selection logic. */
 uint32_t mr_buddy_find(const struct mr_heap *h, uint32_t order, bool highest) MR_HIDDEN;
+/* The same within regions [lo, hi). */
+uint32_t mr_buddy_find_range(const struct mr_heap *h, uint32_t order, uint32_t lo, uint32_t hi,
+			     bool highest) MR_HIDDEN;
 
 static inline uint32_t mr_page_region(const struct mr_heap *h, uint32_t page)
 {
@@ -167,7 +184,7 @@ enum mr_opt_type { MR_OPT_BOOL, MR_OPT_SIZE, MR_OPT_U64, MR_OPT_PATH };
 	X(export_stats, "EXPORT_STATS", MR_OPT_BOOL, 0, 0) \
 	X(profile, "PROFILE", MR_OPT_PATH, 0, 0) \
 	X(site_map, "SITE_MAP", MR_OPT_PATH, 0, 0) \
-	X(sites, "SITES", MR_OPT_BOOL, 0, 0)
+	X(numa, "NUMA", MR_OPT_BOOL, 1, 0)
 enum mr_option_id {
 #define MR_OPT_ENUM(id, env, type, def, secure) MR_OPT_##id,
 	MR_OPTIONS(MR_OPT_ENUM)

@@ -35,8 +35,11 @@ static void collect(struct mr_alloc_stats_file *f, uint32_t max_regions)
 	f->used_bytes = h->used_pages * page;
 	f->peak_used_bytes = h->peak_pages * page;
 	f->purges = h->purges;
-	f->hot_regions = h->hot_top;
-	f->cold_regions = h->nregions - h->cold_bottom;
+	f->hot_regions = f->cold_regions = 0;
+	for (r = 0; r < h->nnodes; r++) {
+		f->hot_regions += h->hot_top[r] - h->node_lo[r];
+		f->cold_regions += h->node_hi[r] - h->cold_bottom[r];
+	}
 	f->regions_live = f->regions_empty = 0;
 	f->thread_caches = 0;
 	for (tc = mr_all_caches(); tc; tc = tc->next_all)

@@ -180,11 +180,11 @@ static void test_cold_from_top(void **state)
 
 	(void)state;
 	run_steps(h, steps);
-	assert_int_equal(h->hot_top, 2);
-	assert_int_equal(h->cold_bottom, 6);
+	assert_int_equal(h->hot_top[0], 2);
+	assert_int_equal(h->cold_bottom[0], 6);
 	assert_int_equal(mr_buddy_find(h, 0, false), 0);
 	assert_int_equal(mr_buddy_find(h, 0, true), 7);
-	assert_int_equal(mr_buddy_find(h, T_ORDER, false), 2 > h->hot_top ? 2 : MR_NONE);
+	assert_int_equal(mr_buddy_find(h, T_ORDER, false), 2 > h->hot_top[0] ? 2 : MR_NONE);
 	free_heap(h);
 }
 
@@ -275,6 +275,45 @@ static void test_decay(void **state)
 	free_heap(h);
 }
 
+/* Regions split between two nodes: 0-3 node 0, 4-7 node 1. Each node's group fills
+ * from its own bottom (hot) and top (cold); a full node falls back to the other. */
+static void test_nodes(void **state)
+{
+	struct mr_heap *h = new_heap(UINT64_MAX / 2);
+	uint32_t i;
+
+	(void)state;
+	mr_buddy_set_nodes(h, 2);
+	assert_int_equal(mr_buddy_node_of(h, 3), 0);
+	assert_int_equal(mr_buddy_node_of(h, 4), 1);
+	assert_int_equal(mr_buddy_alloc_on(h, 1, 0, MR_TEMP_NORMAL, 1), 4 * T_PPR);
+	assert_int_equal(mr_buddy_alloc_on(h, 1, 0, MR_TEMP_COLD, 1), 7 * T_PPR);
+	assert_int_equal(mr_buddy_alloc_on(h, 1, 0, MR_TEMP_NORMAL, 0), 0);
+	assert_int_equal(mr_buddy_alloc_on(h, 1, 0, MR_TEMP_COLD, 0), 3 * T_PPR);
+	expect_ok(h, "one page of each class on each node");
+	/* The range search sees node 1's free block in region 4, not node 0's. */
+	assert_int_equal(mr_buddy_find_range(h, 0, 4, 8, false), 4);
+	assert_int_equal(mr_buddy_find_range(h, 0, 0, 4, true), 3);
+	assert_int_equal(mr_buddy_find_range(h, T_ORDER, 0, 4, false), MR_NONE);
+	/* Fill node 0 (regions 1 and 2 whole, the rest of 0 and 3): then node 1. */
+	assert_int_equal(mr_buddy_alloc_on(h, 15, 0, MR_TEMP_NORMAL, 0), T_PPR);
+	for (i = 0; i < 2; i++)
+		assert_true(mr_buddy_alloc_on(h, 16, 0, MR_TEMP_NORMAL, 0) != MR_NONE);
+	while ((i = mr_buddy_alloc_on(h, 1, 0, MR_TEMP_NORMAL, 0)) < 4 * T_PPR)
+		;
+	assert_true(i >= 4 * T_PPR && i < 8 * T_PPR);
+	expect_ok(h, "node 0 full, node 1 takes the overflow");
+	/* Huge runs stay on the asked node when they fit. */
+	free_heap(h);
+	h = new_heap(UINT64_MAX / 2);
+	mr_buddy_set_nodes(h, 2);
+	assert_int_equal(mr_buddy_alloc_huge_on(h, 2, 1, MR_TEMP_NORMAL, 1), 4 * T_PPR);
+	assert_int_equal(mr_buddy_alloc_huge_on(h, 1, 1, MR_TEMP_COLD, 0), 3 * T_PPR);
+	assert_int_equal(mr_buddy_alloc_huge_on(h, 3, 1, MR_TEMP_NORMAL, 1), 0);
+	expect_ok(h, "huge runs on nodes");
+	free_heap(h);
+}
+
 static void test_commit_failure(void **state)
 {
 	struct mr_heap *h = new_heap(0);
@@ -356,6 +395,7 @@ int main(void)
 		cmocka_unit_test(test_align_and_grow),
 		cmocka_unit_test(test_huge),
 		cmocka_unit_test(test_decay),
+		cmocka_unit_test(test_nodes),
 		cmocka_unit_test(test_commit_failure),
 		cmocka_unit_test(test_random),
 	};
