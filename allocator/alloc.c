@@ -493,10 +493,20 @@ void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 	struct mr_span *s = b->cur;
 	void *p;
 
+	/* Objects other threads freed first, then fresh ones: reuse before touching. */
+	if (atomic_load_explicit(&tc->inbox, memory_order_relaxed))
+		drain_inbox(tc);
+	if (!b->free && b->partial != MR_NONE && (!s || s->bump == s->capacity ||
+						  mr_spans[b->partial].free_list)) {
+		s = &mr_spans[b->partial];
+		partial_del(b, s);
+		set_current(b, s);
+		if (!b->free)
+			slab_extend(b, s);
+	}
+	s = b->cur;
 	if (!b->free && s && s->bump < s->capacity)
 		slab_extend(b, s);
-	if (!b->free && atomic_load_explicit(&tc->inbox, memory_order_relaxed))
-		drain_inbox(tc);
 	if (!b->free && b->partial != MR_NONE) {
 		s = &mr_spans[b->partial];
 		partial_del(b, s);

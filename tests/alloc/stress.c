@@ -81,7 +81,7 @@ static void *producer(void *arg)
 	uint64_t s = (uintptr_t)arg | 1;
 	int i;
 
-	for (i = 0; i < 100000; i++) {
+	for (i = 0; i < 60000; i++) {
 		size_t n = rand_size(&s);
 		void *p = malloc(n);
 		unsigned h;
@@ -106,6 +106,8 @@ static void *producer(void *arg)
 static void *consumer(void *arg)
 {
 	struct ring *r = arg;
+	uint64_t s = (uintptr_t)arg | 3;
+	unsigned n = 0;
 
 	for (;;) {
 		unsigned t = atomic_load(&r->tail);
@@ -121,20 +123,56 @@ static void *consumer(void *arg)
 		check(p, r->size[t % RING], "xthread");
 		free(p);
 		atomic_store(&r->tail, t + 1);
+		/* Consumers allocate too (as servers do): their own caches run dry and
+		 * take in what other threads freed into them. */
+		if (++n % 8 == 0) {
+			size_t k = rand_size(&s) % 2048 + 1;
+			void *q = malloc(k);
+
+			if (!q)
+				FAIL("xthread: consumer malloc failed");
+			fill(q, k);
+			check(q, k, "xthread consumer");
+			free(q);
+		}
 	}
 }
 
+static long rss_kib(void)
+{
+	long pages = 0, res = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (!f || fscanf(f, "%ld %ld", &pages, &res) != 2)
+		FAIL("cannot read /proc/self/statm");
+	fclose(f);
+	return res * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* Three rounds: memory freed by other threads must come back for reuse, so the
+ * resident size stays flat after the first round (a leak of the remote frees
+ * would add hundreds of MiB a round). */
 static int mode_xthread(void)
 {
 	pthread_t t[8];
-	int i;
+	long first = 0, last;
+	int i, round;
 
-	for (i = 0; i < 4; i++) {
-		pthread_create(&t[i], NULL, producer, &rings[i]);
-		pthread_create(&t[4 + i], NULL, consumer, &rings[i]);
+	for (round = 0; round < 3; round++) {
+		atomic_store(&producers_done, 0);
+		for (i = 0; i < 4; i++) {
+			pthread_create(&t[i], NULL, producer, &rings[i]);
+			pthread_create(&t[4 + i], NULL, consumer, &rings[i]);
+		}
+		for (i = 0; i < 8; i++)
+			pthread_join(t[i], NULL);
+		if (round == 0)
+			first = rss_kib();
 	}
-	for (i = 0; i < 8; i++)
-		pthread_join(t[i], NULL);
+	last = rss_kib();
+	if (last > first * 3 / 2 + 65536)
+		FAIL("xthread: resident %ld KiB after round 3, %ld after round 1: frees leak", last,
+		     first);
 	return 0;
 }
 
