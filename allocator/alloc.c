@@ -194,6 +194,7 @@ static int heap_init(void)
 	for (unsigned t = 0; t < NR_MR_TEMP; t++)
 		for (unsigned c = 0; c < MR_NR_CLASSES; c++)
 			gtc.bins[t][c].partial = gtc.bins[t][c].cur_head = MR_NONE;
+	gtc.temp = MR_TEMP_NORMAL;
 	all_caches = &gtc;
 	return 0;
 }
@@ -296,6 +297,7 @@ static struct mr_tcache *tc_new(void)
 		return NULL;
 	tc = page_addr(page);
 	memset(tc, 0, sizeof(*tc));
+	tc->temp = MR_TEMP_NORMAL;	/* not hot: hot is for sites known hot */
 	for (t = 0; t < NR_MR_TEMP; t++)
 		for (c = 0; c < MR_NR_CLASSES; c++)
 			tc->bins[t][c].partial = tc->bins[t][c].cur_head = MR_NONE;
@@ -552,6 +554,7 @@ static void tc_destroy(void *arg)
 
 	mr_tc = NULL;
 	mr_tstate = TS_DEAD;
+	tc->temp = MR_TEMP_NORMAL;	/* the next thread starts from the default */
 	drain_inbox(tc);
 	for (t = 0; t < NR_MR_TEMP; t++) {
 		for (c = 0; c < MR_NR_CLASSES; c++) {

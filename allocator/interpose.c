@@ -140,6 +140,11 @@ static inline enum mr_temp cur_temp(struct mr_tcache *tc, const void *ret)
 {
 	enum mr_temp t = tc ? (enum mr_temp)tc->temp : MR_TEMP_NORMAL;
 
+	/* The very first allocation sets up the heap and reads the profile: before
+	 * looking its site up. */
+	if (MR_UNLIKELY(!tc))
+		mr_ready();
+
 	if (MR_UNLIKELY(mr_sites_on))
 		t = mr_site_temp(ret, t);
 	return t;

@@ -237,7 +237,8 @@ int mr_profile_load(const char *path)
 		line++;
 		w = skip_space(p, eol);
 		if (line == 1) {
-			if ((size_t)(eol - w) < 16 || memcmp(w, "memreg-profile 1", 16) != 0) {
+			if ((size_t)(eol - w) < 16 || memcmp(w, "memreg-profile 1", 16) != 0 ||
+			    (eol - w > 16 && w[16] != ' ' && w[16] != '\t' && w[16] != '\r')) {
 				profile_warn(path, line, "first line is not 'memreg-profile 1'");
 				break;
 			}
