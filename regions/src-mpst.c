@@ -141,6 +141,11 @@ static int mpst_discover(struct mr_region_map *map, const struct mr_machine *m,
 		path = host;
 		ret = mr_root_read_file(MPST_PATH, MPST_MAX_BYTES, &data, &len);
 	}
+	/* The kernel exports the table root-only (0400): an unprivileged run falls back
+	 * to the next source, saying why, rather than failing outright. */
+	if (ret == -EACCES && !opts->mpst_file)
+		return mr_error(-ENOENT, "%s: permission denied (the firmware table is "
+				"readable by root only)", path);
 	if (ret)
 		return ret == -ENOENT ? -EIO : ret;	/* a table that exists but fails: no fallback */
 	ret = mr_mpst_parse(data, len, &t);
