@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -281,8 +282,29 @@ static FILE *open_config(const char *arg, char *path, size_t len)
 	f = fopen(path, "r");
 	if (f || strchr(arg, '/'))
 		return f;
+	/* MEMREG_DATADIR first; then the configured data directory; then the one beside
+	 * the executable (BIN/../share/memreg), so a tree installed under another
+	 * prefix than it was configured with (the VM lab's) still finds its configs. */
+	if (getenv("MEMREG_DATADIR")) {
+		snprintf(path, len, "%s/configs/%s", getenv("MEMREG_DATADIR"), arg);
+		return fopen(path, "r");
+	}
 	snprintf(path, len, "%s/configs/%s", MR_PKGDATADIR, arg);
-	return fopen(path, "r");
+	f = fopen(path, "r");
+	if (!f && (const char *)getauxval(AT_EXECFN)) {
+		char exe[1024], *slash;
+
+		snprintf(exe, sizeof(exe), "%s", (const char *)getauxval(AT_EXECFN));
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(path, len, "%s/../share/memreg/configs/%s", exe, arg);
+			f = fopen(path, "r");
+		}
+		if (!f)	/* name the configured place in the error */
+			snprintf(path, len, "%s/configs/%s", MR_PKGDATADIR, arg);
+	}
+	return f;
 }
 
 int main(int argc, char **argv)
