@@ -22,6 +22,7 @@
 
 /* mr_sys_read fails with the errno the test queues, or reads for real. */
 ssize_t __real_mr_sys_read(int fd, void *buf, size_t len);
+ssize_t __wrap_mr_sys_read(int fd, void *buf, size_t len);
 static int read_fail_errno;
 
 ssize_t __wrap_mr_sys_read(int fd, void *buf, size_t len)
