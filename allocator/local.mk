@@ -75,3 +75,10 @@ check-alloc-sanitizers: all
 	CLANG='$(CLANG)' $(SHELL) $(srcdir)/tests/alloc/sanitize.sh '$(abs_top_srcdir)' '$(abs_top_builddir)'
 .PHONY: check-alloc-sanitizers
 EXTRA_DIST += tests/alloc/sanitize.sh
+
+# The node mode checked physically in the VM lab (tests/lab/guest/placement/40-alloc-node.sh).
+if ENABLE_TESTS
+noinst_PROGRAMS += tests/lab/progs/mr-alloc-node
+tests_lab_progs_mr_alloc_node_SOURCES = tests/lab/progs/mr-alloc-node.c
+tests_lab_progs_mr_alloc_node_LDADD = libmrcommon.la
+endif
