@@ -1,10 +1,10 @@
 #!/bin/sh
 # The kernel's DAMON (vaddr) reads stairs' working set as 9-11 MiB at the median,
-# and leaves nr_kdamonds at 0. Attributes fitted to the emulated guest: phases 2 s
-# (--time-scale 0.4), sampling 20 ms, aggregation 400 ms (20 samples), update 2 s,
+# and leaves nr_kdamonds at 0. Attributes fitted to the emulated guest: phases 4 s
+# (--time-scale 0.8), sampling 50 ms, aggregation 1 s (20 samples), update 2 s,
 # 100..1000 regions (vaddr covers about 1 GiB of address space here: with 10
 # regions of ~100 MiB a 10 MiB area is rarely sampled and merges back, and DAMON
-# would not converge within a 2 s phase); working set: accessed in at least 10 of
+# would not converge within a phase); working set: accessed in at least 10 of
 # the 20 samples.
 # (helpers: the runner copies only *.sh, so each test carries its own)
 fail() { echo "FAIL: $*"; exit 1; }
@@ -28,5 +28,5 @@ wss_in() {
 	echo "PASS: $b $cfg median working set $p50 bytes within $lo..$hi MiB"
 }
 [ -e /sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds ] || skip "no DAMON sysfs in this kernel"
-wss_in damon stairs 0.4 20000,400000,2000000,100,1000 10 9 11 --apply
+wss_in damon stairs 0.8 50000,1000000,2000000,100,1000 10 9 11 --apply
 [ "$(cat /sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds)" = 0 ] || fail "nr_kdamonds left non-zero"
