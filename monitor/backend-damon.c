@@ -144,6 +144,24 @@ static int ram_ranges(struct mr_mon_range **out, size_t *nr)
 	return 0;
 }
 
+/* The kdamond's CPU time, seconds: the part of the cost the kernel pays. */
+static double kdamond_cpu_s(void)
+{
+	char path[64], stat[1024], *p;
+	unsigned long ut = 0, st = 0;
+	uint64_t pid;
+
+	if (mr_root_read_u64(KD "/pid", &pid) || !pid)
+		return 0;
+	mr_pathf(path, sizeof(path), "/proc/%" PRIu64 "/stat", pid);
+	if (mr_root_read_str(path, stat, sizeof(stat)))
+		return 0;
+	p = strrchr(stat, ')');	/* comm may hold spaces; fields 14, 15 follow it */
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return 0;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
 static void reset(struct mr_mon_ctx *ctx)
 {
 	char state[32] = "";
@@ -400,15 +418,26 @@ static int damon_init(struct mr_mon_ctx *ctx)
 
 static int damon_snapshot(struct mr_mon_ctx *ctx)
 {
-	return read_tried(ctx);
+	int ret = read_tried(ctx);
+	double cpu = kdamond_cpu_s();
+
+	/* read while it runs: a kdamond whose target exited is gone by cleanup */
+	if (cpu > ctx->kernel_cpu_s)
+		ctx->kernel_cpu_s = cpu;
+	return ret;
 }
 
 static void damon_cleanup(struct mr_mon_ctx *ctx)
 {
 	struct damon_priv *p = ctx->priv;
 
-	if (p && p->started)
+	if (p && p->started) {
+		double cpu = kdamond_cpu_s();
+
+		if (cpu > ctx->kernel_cpu_s)
+			ctx->kernel_cpu_s = cpu;
 		reset(ctx);
+	}
 	free(p);
 	ctx->priv = NULL;
 }
