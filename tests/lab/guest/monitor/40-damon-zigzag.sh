@@ -1,7 +1,7 @@
 #!/bin/sh
 # DAMON (vaddr) reads zigzag's working set as 90-110 MiB at the median. Attributes
 # as in 30-damon-stairs.sh: phases 4 s, 50 ms / 1 s / 2 s, 100..1000 regions,
-# 10 of 20 samples.
+# 5 of 20 samples.
 # (helpers: the runner copies only *.sh, so each test carries its own)
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
@@ -24,5 +24,5 @@ wss_in() {
 	echo "PASS: $b $cfg median working set $p50 bytes within $lo..$hi MiB"
 }
 [ -e /sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds ] || skip "no DAMON sysfs in this kernel"
-wss_in damon zigzag 0.8 50000,1000000,2000000,100,1000 10 90 110 --apply
+wss_in damon zigzag 0.8 50000,1000000,2000000,100,1000 5 90 110 --apply
 [ "$(cat /sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds)" = 0 ] || fail "nr_kdamonds left non-zero"
