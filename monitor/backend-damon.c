@@ -164,11 +164,23 @@ static double kdamond_cpu_s(void)
 
 static void reset(struct mr_mon_ctx *ctx)
 {
-	char state[32] = "";
+	char state[32] = "", path[64], comm[32];
+	uint64_t pid = 0;
+	int i;
 
 	/* off first: nr_kdamonds cannot change while one started through sysfs runs */
-	if (!mr_root_read_str(KD "/state", state, sizeof(state)) && strcmp(state, "on") == 0)
+	if (!mr_root_read_str(KD "/state", state, sizeof(state)) && strcmp(state, "on") == 0) {
+		mr_root_read_u64(KD "/pid", &pid);
 		wr(ctx, KD "/state", "off");
+		/* "off" only asks the thread to stop: wait (up to 2 s) until it is gone,
+		 * so the next user does not start beside a kdamond still winding down */
+		mr_pathf(path, sizeof(path), "/proc/%" PRIu64 "/comm", pid);
+		for (i = 0; pid && i < 200; i++) {
+			if (mr_root_read_str(path, comm, sizeof(comm)) || strncmp(comm, "kdamond", 7))
+				break;
+			usleep(10000);
+		}
+	}
 	wr(ctx, ADMIN "/kdamonds/nr_kdamonds", "0");
 }
 
