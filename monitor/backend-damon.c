@@ -247,6 +247,9 @@ static int start(struct mr_mon_ctx *ctx, pid_t pid, const struct mr_mon_attrs *a
 		err = wr(ctx, CTX "/schemes/nr_schemes", "1");
 	if (!err)
 		err = wr(ctx, SCHEME "/action", "stat");
+	/* apply (and so collect tried regions) exactly once per aggregation (6.7+) */
+	if (!err && mr_root_exists(SCHEME "/apply_interval_us"))
+		err = wr_u64(ctx, SCHEME "/apply_interval_us", a->aggr_us);
 	/* match every region: the tried regions are then the whole snapshot */
 	if (!err)
 		err = wr(ctx, SCHEME "/access_pattern/sz/min", "0");
@@ -357,8 +360,10 @@ static void *toucher(void *arg)
  * show up with nr_accesses > 0. Resets nr_kdamonds to 0 whatever happens. */
 static int damon_selftest(struct mr_mon_ctx *ctx)
 {
+	/* 100 regions at least: a few MiB each, so some lie wholly inside the buffer
+	 * and every sample there hits */
 	struct mr_mon_attrs a = { .sample_us = 5000, .aggr_us = 100000, .update_us = 1000000,
-				  .min_nr_regions = 10, .max_nr_regions = 1000 };
+				  .min_nr_regions = 100, .max_nr_regions = 1000 };
 	struct mr_mon_ctx self;
 	struct damon_priv p = { 0 };
 	char why[256];
@@ -388,7 +393,7 @@ static int damon_selftest(struct mr_mon_ctx *ctx)
 		return mr_error(-EAGAIN, "damon: self-test thread");
 	}
 	err = start(&self, getpid(), &a);
-	for (i = 0; !err && !seen && i < 20; i++) {
+	for (i = 0; !err && !seen && i < 30; i++) {
 		usleep(200000);
 		err = read_tried(&self);
 		for (k = 0; !err && k < self.target.nr_regions; k++) {
