@@ -17,7 +17,9 @@ wss_in() {
 	b=$1 cfg=$2 scale=$3 attrs=$4 min=$5 lo=$6 hi=$7 apply=${8:-}
 	rec=/tmp/$b-$cfg.rec
 	memregctl record -b "$b" $apply -a "$attrs" -o "$rec" -- \
-		memreg-accessgen -t "$scale" "$cfgdir/$cfg" || fail "record $b $cfg"
+		memreg-accessgen -t "$scale" "$cfgdir/$cfg" 2>/tmp/$b-record.err ||
+		{ cat /tmp/$b-record.err; fail "record $b $cfg"; }
+	cat /tmp/$b-record.err
 	memregctl report wss --min-accesses "$min" "$rec"
 	memregctl report heatmap --width 72 --height 16 "$rec"
 	p50=$(memregctl report wss --json --min-accesses "$min" "$rec" |
@@ -31,3 +33,11 @@ wss_in() {
 [ -e /sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds ] || skip "no DAMON sysfs in this kernel"
 wss_in damon stairs 0.8 50000,1000000,2000000,100,1000 5 9 11 --apply
 [ "$(cat /sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds)" = 0 ] || fail "nr_kdamonds left non-zero"
+# the lab mounts tracefs: snapshots must come from damon:damon_aggregated, and the
+# backend's tracefs instance must be gone afterwards
+t=/sys/kernel/tracing
+if [ -e $t/events/damon/damon_aggregated ]; then
+	grep -q "damon_aggregated tracepoint" /tmp/damon-record.err ||
+		fail "snapshots not read from the damon_aggregated tracepoint"
+	! ls $t/instances | grep -q memreg || fail "tracefs instance left: $(ls $t/instances)"
+fi

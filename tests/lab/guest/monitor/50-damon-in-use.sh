@@ -48,6 +48,8 @@ grep -q "DAMON is in use" /tmp/busy.err || fail "no 'in use' message"
 [ "$(cat $k/0/state)" = on ] || fail "the other kdamond was stopped"
 [ "$(cat $k/0/pid)" = "$their" ] || fail "the other kdamond was replaced"
 [ "$(cat $k/0/contexts/0/targets/0/pid_target)" = $victim ] || fail "its target changed"
+! ls /sys/kernel/tracing/instances 2>/dev/null | grep -q memreg ||
+	fail "a tracefs instance was made while DAMON was in use"
 memregctl record --apply -d 2 -o /tmp/auto.rec -- sleep 1 2>/tmp/auto.err || true
 cat /tmp/auto.err
 grep -q "using damon" /tmp/auto.err && fail "auto took damon while in use"
