@@ -280,7 +280,17 @@ static void reset(struct mr_mon_ctx *ctx)
 			usleep(10000);
 		}
 	}
-	wr(ctx, ADMIN "/kdamonds/nr_kdamonds", "0");
+	/* nr_kdamonds refuses (-EBUSY) while a kdamond still winds down, which on
+	 * a loaded emulated guest took longer than the wait above: retry up to 10 s */
+	for (i = 0; i < 1000; i++) {
+		int err = wr(ctx, ADMIN "/kdamonds/nr_kdamonds", "0");
+
+		if (err != -EBUSY)
+			break;
+		usleep(10000);
+	}
+	if (i == 1000)
+		fprintf(stderr, "memregctl: damon: %s\n", mr_last_error());
 }
 
 /* Build kdamond 0 with one context, one target and a stat scheme, and start it. */
