@@ -1,7 +1,8 @@
 #!/bin/sh
 # Monitoring overhead: for each backend, the monitor's CPU time as a share of one
 # core and the slowdown of a 1 GiB target (memreg-accessgen, random reads and
-# writes, one per 64-byte line), at the backend's default attributes. Baseline
+# writes, one per 64-byte line), at the backend's default attributes; for damon
+# also the kdamond's own CPU share ("kernel"). Baseline
 # and monitored runs alternate, RUNS times; medians are printed. POSIX sh, so it
 # also runs in the lab guest (installed as PKGDATADIR/bench/mon-overhead.sh):
 #   bench/mon-overhead.sh [-b "refs softdirty damon"] [-r RUNS] [-s SECONDS] [-z SIZE]
@@ -29,11 +30,11 @@ median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)
 rate() { sed -n 's/.*accesses_per_second \([0-9]*\).*/\1/p'; }
 
 echo "# target: memreg-accessgen, $size area, random rw per 64 B line, ${secs}s; $runs runs; $(uname -r)"
-printf '%-10s %-26s %12s %12s %10s %10s\n' backend "attrs (sample/aggr/update)" "base acc/s" "mon acc/s" slowdown "cpu/core"
+printf '%-10s %-26s %12s %12s %10s %10s %10s\n' backend "attrs (sample/aggr/update)" "base acc/s" "mon acc/s" slowdown "cpu/core" "kernel"
 for b in $backends; do
 	apply=
 	[ "$b" = damon ] && apply=--apply
-	: >"$tmp/base" ; : >"$tmp/mon" ; : >"$tmp/cpu"
+	: >"$tmp/base" ; : >"$tmp/mon" ; : >"$tmp/cpu" ; : >"$tmp/kcpu"
 	attrs=$("$ctl" record --help | sed -n "s/^  $b (\([0-9]*\) us \/ \([0-9]*\) us \/ \([0-9]*\) us.*/\1\/\2\/\3 us/p")
 	ok=1
 	i=0
@@ -47,10 +48,13 @@ for b in $backends; do
 		fi
 		rate <"$tmp/out" >>"$tmp/mon"
 		sed -n 's/.*monitor cpu .* = \([0-9.]*\)% of one core.*/\1/p' "$tmp/err" >>"$tmp/cpu"
+		k=$(sed -n 's/.*kernel sampling cpu .* = \([0-9.]*\)% of one core.*/\1/p' "$tmp/err")
+		echo "${k:-0}" >>"$tmp/kcpu"
 		i=$((i + 1))
 	done
 	[ $ok = 1 ] || continue
 	base=$(median <"$tmp/base") mon=$(median <"$tmp/mon") cpu=$(median <"$tmp/cpu")
+	kcpu=$(median <"$tmp/kcpu")
 	slow=$(awk -v a="$base" -v b="$mon" 'BEGIN { printf("%.1f%%", (b > 0) ? 100 * (a / b - 1) : 0) }')
-	printf '%-10s %-26s %12s %12s %10s %9s%%\n' "$b" "$attrs" "$base" "$mon" "$slow" "$cpu"
+	printf '%-10s %-26s %12s %12s %10s %9s%% %9s%%\n' "$b" "$attrs" "$base" "$mon" "$slow" "$cpu" "$kcpu"
 done

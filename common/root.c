@@ -275,3 +275,33 @@ int mr_root_write_str(const char *linux_path, const char *s, bool apply)
 		return mr_error(-errno, "%s: write \"%s\": %s", linux_path, s, strerror(errno));
 	return 0;
 }
+
+static int dir_op(const char *linux_path, bool apply, bool make)
+{
+	char path[PATH_MAX];
+	int ret;
+
+	if (mr_root_is_fixture())
+		return mr_error(-EROFS, "%s: refusing to %s under fixture root %s", linux_path,
+				make ? "mkdir" : "rmdir", mr_root_dir);
+	if (!apply)
+		return mr_error(-EPERM, "%s: not %s: this changes the kernel's state, "
+				"pass --apply to do it", linux_path, make ? "created" : "removed");
+	ret = mr_root_path(path, sizeof(path), linux_path);
+	if (ret)
+		return ret;
+	if ((make ? mkdir(path, 0755) : rmdir(path)) < 0)
+		return mr_error(-errno, "%s: %s: %s", path, make ? "mkdir" : "rmdir",
+				strerror(errno));
+	return 0;
+}
+
+int mr_root_mkdir(const char *linux_path, bool apply)
+{
+	return dir_op(linux_path, apply, true);
+}
+
+int mr_root_rmdir(const char *linux_path, bool apply)
+{
+	return dir_op(linux_path, apply, false);
+}

@@ -53,6 +53,11 @@ long mr_root_pread(int fd, void *buf, size_t len, uint64_t off);
  * command's --apply) was given. On success the write is complete or -errno. */
 int mr_root_write_str(const char *linux_path, const char *s, bool apply);
 
+/* mkdir / rmdir of a kernel directory (a tracefs instance): refused like
+ * mr_root_write_str (-EROFS under a fixture root, -EPERM without @apply). */
+int mr_root_mkdir(const char *linux_path, bool apply);
+int mr_root_rmdir(const char *linux_path, bool apply);
+
 /* printf-style path building for the functions above; returns the buffer. */
 const char *mr_pathf(char *buf, size_t len, const char *fmt, ...) MR_PRINTF(3, 4);
 

@@ -1,5 +1,7 @@
 /* The `damon` backend: the kernel's DAMON through sysfs (vaddr for a process, paddr
- * for physical memory), snapshots read from a `stat` scheme's tried regions.
+ * for physical memory), snapshots read from the damon:damon_aggregated tracepoint
+ * in a tracefs instance of our own, or (without tracefs) a `stat` scheme's tried
+ * regions.
  * Writing nr_kdamonds destroys every kdamond directory, so memreg only touches DAMON
  * when nobody else uses it (damon.h: mr_mon_damon_check_free) and resets it after. */
 #include "config.h"
@@ -7,6 +9,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -27,7 +30,103 @@
 
 struct damon_priv {
 	bool started;		/* we wrote nr_kdamonds: reset it to 0 */
+	/* the tracepoint path: trace_fd >= 0 when snapshots come from it */
+	int trace_fd;		/* the instance's trace_pipe, non-blocking */
+	bool inst_made;		/* we created inst: remove it */
+	char inst[128];		/* .../tracing/instances/memreg-PID */
+	struct mr_mon_damon_trace_agg agg;
+	uint64_t nr_used;	/* agg.nr_complete at the last snapshot */
 };
+
+static int wr(struct mr_mon_ctx *ctx, const char *path, const char *val);
+
+static void priv_init(struct damon_priv *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->trace_fd = -1;
+	mr_mon_damon_trace_agg_init(&p->agg);
+}
+
+/* tracefs where the lab and most systems have it; debugfs mounts it too */
+static const char *const tracefs_dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+
+/* A tracefs instance of our own with only damon:damon_aggregated enabled, so no
+ * one else's tracing is touched and nothing else fills our buffer. */
+static int trace_open(struct mr_mon_ctx *ctx, struct damon_priv *p)
+{
+	char path[200];
+	const char *base = NULL;
+	size_t i;
+	int err;
+
+	for (i = 0; i < MR_ARRAY_SIZE(tracefs_dirs) && !base; i++) {
+		mr_pathf(path, sizeof(path), "%s/instances", tracefs_dirs[i]);
+		if (mr_root_exists(path))
+			base = tracefs_dirs[i];
+	}
+	if (!base)
+		return mr_error(-ENOENT, "no tracefs (neither /sys/kernel/tracing nor "
+				"/sys/kernel/debug/tracing has instances/)");
+	mr_pathf(path, sizeof(path), "%s/events/damon/damon_aggregated/enable", base);
+	if (!mr_root_exists(path))
+		return mr_error(-ENOTSUP, "%s: no damon:damon_aggregated event", base);
+	mr_pathf(p->inst, sizeof(p->inst), "%s/instances/memreg-%ld", base, (long)getpid());
+	err = mr_root_mkdir(p->inst, ctx->apply);
+	if (err)
+		return err;
+	p->inst_made = true;
+	/* With record-cmd on (the default), enabling an event also hooks the
+	 * sched_switch tracepoint for comm names, which patches __schedule's code
+	 * while other CPUs run it: a lab guest (QEMU TCG) once panicked in
+	 * __schedule just then. Without it only DAMON's own code is patched, and
+	 * only while no kdamond runs (before start, after reset). */
+	mr_pathf(path, sizeof(path), "%s/options/record-cmd", p->inst);
+	if (mr_root_exists(path)) {
+		err = wr(ctx, path, "0");
+		if (err)
+			return err;
+	}
+	err = wr(ctx, mr_pathf(path, sizeof(path), "%s/events/damon/damon_aggregated/enable",
+			       p->inst), "1");
+	if (err)
+		return err;
+	p->trace_fd = mr_root_open(mr_pathf(path, sizeof(path), "%s/trace_pipe", p->inst),
+				   O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (p->trace_fd < 0) {
+		err = p->trace_fd;
+		p->trace_fd = -1;
+		return err;
+	}
+	return 0;
+}
+
+/* Close the pipe (an open file keeps the instance busy), then remove the instance. */
+static void trace_close(struct mr_mon_ctx *ctx, struct damon_priv *p)
+{
+	if (p->trace_fd >= 0)
+		close(p->trace_fd);
+	p->trace_fd = -1;
+	if (p->inst_made && mr_root_rmdir(p->inst, ctx->apply))
+		fprintf(stderr, "memregctl: damon: %s\n", mr_last_error());
+	p->inst_made = false;
+	mr_mon_damon_trace_agg_destroy(&p->agg);
+}
+
+/* Set the tracepoint path up, or say why the tried-regions path is used instead. */
+static void choose_path(struct mr_mon_ctx *ctx, struct damon_priv *p, bool quiet)
+{
+	int err = trace_open(ctx, p);
+
+	if (err) {
+		if (!quiet)
+			fprintf(stderr, "memregctl: damon: snapshots from a stat scheme's tried "
+				"regions: tracepoint unavailable: %s\n", mr_last_error());
+		trace_close(ctx, p);
+	} else if (!quiet) {
+		fprintf(stderr, "memregctl: damon: snapshots from the damon:damon_aggregated "
+			"tracepoint (%s)\n", p->inst);
+	}
+}
 
 /* DAMON's in-kernel users that do not show in the sysfs admin tree. */
 static const char *const modules[] = { "damon_reclaim", "damon_lru_sort", "damon_stat" };
@@ -144,14 +243,54 @@ static int ram_ranges(struct mr_mon_range **out, size_t *nr)
 	return 0;
 }
 
+/* The kdamond's CPU time, seconds: the part of the cost the kernel pays. */
+static double kdamond_cpu_s(void)
+{
+	char path[64], stat[1024], *p;
+	unsigned long ut = 0, st = 0;
+	uint64_t pid;
+
+	if (mr_root_read_u64(KD "/pid", &pid) || !pid)
+		return 0;
+	mr_pathf(path, sizeof(path), "/proc/%" PRIu64 "/stat", pid);
+	if (mr_root_read_str(path, stat, sizeof(stat)))
+		return 0;
+	p = strrchr(stat, ')');	/* comm may hold spaces; fields 14, 15 follow it */
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return 0;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
 static void reset(struct mr_mon_ctx *ctx)
 {
-	char state[32] = "";
+	char state[32] = "", path[64], comm[32];
+	uint64_t pid = 0;
+	int i;
 
 	/* off first: nr_kdamonds cannot change while one started through sysfs runs */
-	if (!mr_root_read_str(KD "/state", state, sizeof(state)) && strcmp(state, "on") == 0)
+	if (!mr_root_read_str(KD "/state", state, sizeof(state)) && strcmp(state, "on") == 0) {
+		mr_root_read_u64(KD "/pid", &pid);
 		wr(ctx, KD "/state", "off");
-	wr(ctx, ADMIN "/kdamonds/nr_kdamonds", "0");
+		/* "off" only asks the thread to stop: wait (up to 2 s) until it is gone,
+		 * so the next user does not start beside a kdamond still winding down */
+		mr_pathf(path, sizeof(path), "/proc/%" PRIu64 "/comm", pid);
+		for (i = 0; pid && i < 200; i++) {
+			if (mr_root_read_str(path, comm, sizeof(comm)) || strncmp(comm, "kdamond", 7))
+				break;
+			usleep(10000);
+		}
+	}
+	/* nr_kdamonds refuses (-EBUSY) while a kdamond still winds down, which on
+	 * a loaded emulated guest took longer than the wait above: retry up to 10 s */
+	for (i = 0; i < 1000; i++) {
+		int err = wr(ctx, ADMIN "/kdamonds/nr_kdamonds", "0");
+
+		if (err != -EBUSY)
+			break;
+		usleep(10000);
+	}
+	if (i == 1000)
+		fprintf(stderr, "memregctl: damon: %s\n", mr_last_error());
 }
 
 /* Build kdamond 0 with one context, one target and a stat scheme, and start it. */
@@ -217,6 +356,9 @@ static int start(struct mr_mon_ctx *ctx, pid_t pid, const struct mr_mon_attrs *a
 		err = wr(ctx, CTX "/schemes/nr_schemes", "1");
 	if (!err)
 		err = wr(ctx, SCHEME "/action", "stat");
+	/* apply (and so collect tried regions) exactly once per aggregation (6.7+) */
+	if (!err && mr_root_exists(SCHEME "/apply_interval_us"))
+		err = wr_u64(ctx, SCHEME "/apply_interval_us", a->aggr_us);
 	/* match every region: the tried regions are then the whole snapshot */
 	if (!err)
 		err = wr(ctx, SCHEME "/access_pattern/sz/min", "0");
@@ -306,6 +448,64 @@ static int read_tried(struct mr_mon_ctx *ctx)
 	return 0;
 }
 
+/* Drain the pipe; with no aggregation completed since the last snapshot, wait for
+ * one (the kdamond runs on emulated time and may lag the wall clock). */
+static int read_trace(struct mr_mon_ctx *ctx)
+{
+	struct damon_priv *p = ctx->priv;
+	struct mr_mon_target *t = &ctx->target;
+	uint64_t wait_us = 10 * ctx->attrs.aggr_us, waited_us = 0;
+	char buf[16384], state[32] = "";
+	ssize_t n;
+	int err;
+
+	if (wait_us < 10000000)
+		wait_us = 10000000;
+	for (;;) {
+		while ((n = read(p->trace_fd, buf, sizeof(buf))) > 0) {
+			err = mr_mon_damon_trace_feed(&p->agg, buf, (size_t)n);
+			if (err)
+				return err;
+		}
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return mr_error(-errno, "damon: %s/trace_pipe: %s", p->inst, strerror(errno));
+		if (p->agg.nr_complete > p->nr_used)
+			break;
+		if (mr_root_read_str(KD "/state", state, sizeof(state)) || strcmp(state, "on") != 0)
+			return 1;	/* the kdamond stopped: its target exited */
+		if (ctx->stop && *ctx->stop)
+			return 1;
+		if (waited_us >= wait_us) {
+			if (!p->agg.nr_complete)
+				return mr_error(-ETIMEDOUT, "damon: no whole aggregation from the "
+						"damon_aggregated tracepoint in %" PRIu64 " s",
+						waited_us / 1000000);
+			break;	/* none new: the last one again */
+		}
+		usleep(20000);
+		waited_us += 20000;
+	}
+	p->nr_used = p->agg.nr_complete;
+	if (p->agg.nr_last > t->cap_regions) {
+		struct mr_mon_region *r = realloc(t->regions, p->agg.nr_last * sizeof(*r));
+
+		if (!r)
+			return mr_error(-ENOMEM, "damon: out of memory");
+		t->regions = r;
+		t->cap_regions = p->agg.nr_last;
+	}
+	memcpy(t->regions, p->agg.last, p->agg.nr_last * sizeof(*t->regions));
+	t->nr_regions = p->agg.nr_last;
+	return 0;
+}
+
+static int read_snapshot(struct mr_mon_ctx *ctx)
+{
+	struct damon_priv *p = ctx->priv;
+
+	return p->trace_fd >= 0 ? read_trace(ctx) : read_tried(ctx);
+}
+
 static volatile int selftest_stop;
 
 #define SELFTEST_BYTES (4u << 20)
@@ -327,10 +527,12 @@ static void *toucher(void *arg)
  * show up with nr_accesses > 0. Resets nr_kdamonds to 0 whatever happens. */
 static int damon_selftest(struct mr_mon_ctx *ctx)
 {
+	/* 100 regions at least: a few MiB each, so some lie wholly inside the buffer
+	 * and every sample there hits */
 	struct mr_mon_attrs a = { .sample_us = 5000, .aggr_us = 100000, .update_us = 1000000,
-				  .min_nr_regions = 10, .max_nr_regions = 1000 };
+				  .min_nr_regions = 100, .max_nr_regions = 1000 };
 	struct mr_mon_ctx self;
-	struct damon_priv p = { 0 };
+	struct damon_priv p;
 	char why[256];
 	volatile char *page;
 	pthread_t th;
@@ -345,6 +547,7 @@ static int damon_selftest(struct mr_mon_ctx *ctx)
 		return mr_error(-EPERM, "damon: changes the kernel's state; give --apply");
 	if (ctx->target.kind == MR_MON_TARGET_PHYS)
 		return 0;	/* paddr: proved when the first snapshot arrives */
+	priv_init(&p);
 	page = mmap(NULL, SELFTEST_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (page == MAP_FAILED)
 		return mr_error(-errno, "damon: self-test mmap: %s", strerror(errno));
@@ -357,10 +560,11 @@ static int damon_selftest(struct mr_mon_ctx *ctx)
 		munmap((void *)page, SELFTEST_BYTES);
 		return mr_error(-EAGAIN, "damon: self-test thread");
 	}
+	choose_path(&self, &p, true);
 	err = start(&self, getpid(), &a);
-	for (i = 0; !err && !seen && i < 20; i++) {
+	for (i = 0; !err && !seen && i < 30; i++) {
 		usleep(200000);
-		err = read_tried(&self);
+		err = read_snapshot(&self);
 		for (k = 0; !err && k < self.target.nr_regions; k++) {
 			const struct mr_mon_region *r = &self.target.regions[k];
 
@@ -373,6 +577,7 @@ static int damon_selftest(struct mr_mon_ctx *ctx)
 	pthread_join(th, NULL);
 	if (p.started)
 		reset(&self);
+	trace_close(&self, &p);
 	self.priv = NULL;
 	mr_mon_ctx_destroy(&self);
 	munmap((void *)page, SELFTEST_BYTES);
@@ -380,7 +585,8 @@ static int damon_selftest(struct mr_mon_ctx *ctx)
 		return mr_error(-ENOTSUP, "damon: self-test: %s", mr_last_error());
 	if (!seen)
 		return mr_error(-ENOTSUP, "damon: self-test: a buffer written all along never "
-				"showed accesses in the stat scheme's tried regions");
+				"showed accesses in %s", p.inst[0] ? "the damon_aggregated "
+				"tracepoint" : "the stat scheme's tried regions");
 	return 0;
 }
 
@@ -392,23 +598,39 @@ static int damon_init(struct mr_mon_ctx *ctx)
 	err = mr_mon_damon_check_free(why, sizeof(why));
 	if (err)
 		return mr_error(err, "damon: %s; not touched", why);
-	ctx->priv = calloc(1, sizeof(struct damon_priv));
+	ctx->priv = malloc(sizeof(struct damon_priv));
 	if (!ctx->priv)
 		return mr_error(-ENOMEM, "damon: out of memory");
+	priv_init(ctx->priv);
+	/* before the kdamond starts, so its first aggregation is caught */
+	choose_path(ctx, ctx->priv, false);
 	return start(ctx, ctx->target.pid, &ctx->attrs);
 }
 
 static int damon_snapshot(struct mr_mon_ctx *ctx)
 {
-	return read_tried(ctx);
+	int ret = read_snapshot(ctx);
+	double cpu = kdamond_cpu_s();
+
+	/* read while it runs: a kdamond whose target exited is gone by cleanup */
+	if (cpu > ctx->kernel_cpu_s)
+		ctx->kernel_cpu_s = cpu;
+	return ret;
 }
 
 static void damon_cleanup(struct mr_mon_ctx *ctx)
 {
 	struct damon_priv *p = ctx->priv;
 
-	if (p && p->started)
+	if (p && p->started) {
+		double cpu = kdamond_cpu_s();
+
+		if (cpu > ctx->kernel_cpu_s)
+			ctx->kernel_cpu_s = cpu;
 		reset(ctx);
+	}
+	if (p)
+		trace_close(ctx, p);
 	free(p);
 	ctx->priv = NULL;
 }
@@ -416,10 +638,12 @@ static void damon_cleanup(struct mr_mon_ctx *ctx)
 const struct mr_mon_ops mr_mon_ops_damon = {
 	.name = "damon",
 	.help = "the kernel's DAMON through /sys/kernel/mm/damon (vaddr for --pid, paddr for\n"
-		"--phys), read through a stat scheme's tried regions. Used only where nothing\n"
-		"else uses DAMON (nr_kdamonds reads 0, no kdamond thread, the reclaim, LRU-sort\n"
-		"and stat modules off); otherwise it says so and writes nothing. Changes the\n"
-		"kernel's state, so it needs --apply; sets nr_kdamonds back to 0 when done.",
+		"--phys), read through the damon:damon_aggregated tracepoint in a tracefs\n"
+		"instance of its own (a stat scheme's tried regions without tracefs). Used\n"
+		"only where nothing else uses DAMON (nr_kdamonds reads 0, no kdamond thread,\n"
+		"the reclaim, LRU-sort and stat modules off); otherwise it says so and writes\n"
+		"nothing. Changes the kernel's state, so it needs --apply; sets nr_kdamonds\n"
+		"back to 0 and removes its tracefs instance when done.",
 	/* the kernel's own defaults: sampling in the kernel costs little */
 	.default_attrs = { .sample_us = 5000, .aggr_us = 100000, .update_us = 1000000,
 			   .min_nr_regions = 10, .max_nr_regions = 1000 },

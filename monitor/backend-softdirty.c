@@ -43,6 +43,8 @@ static int read_entry(int fd, uint64_t addr, long page_bytes, uint64_t *entry)
 
 	if (n < 0)
 		return (int)n;
+	if (n == 0)	/* the address space is gone: the target is exiting */
+		return mr_error(-ESRCH, "pagemap: the target exited");
 	if (n != sizeof(*entry))
 		return mr_error(-EIO, "pagemap: short read at 0x%llx", (unsigned long long)addr);
 	return 0;

@@ -521,8 +521,10 @@ int mr_mon_run(struct mr_mon_ctx *ctx, mr_mon_snapshot_fn fn, void *arg)
 			break;
 		err = ctx->ops->check(ctx, &m);
 		if (err) {
-			/* the process ended between the liveness check and the read */
-			if (ctx->target.pid > 0 && !mr_mon_process_alive(ctx->target.pid))
+			/* the process ended between the liveness check and the read; while it
+			 * exits its stat may still say running, but its mm is gone (-ESRCH) */
+			if (err == -ESRCH ||
+			    (ctx->target.pid > 0 && !mr_mon_process_alive(ctx->target.pid)))
 				err = 0;
 			break;
 		}

@@ -4,7 +4,7 @@ libmrcore_la_SOURCES += \
 	monitor/monitor.h monitor/core.c monitor/maps.c monitor/backend.c \
 	monitor/backend-refs.c monitor/backend-softdirty.c \
 	monitor/backend-uffd.c monitor/uffd.h \
-	monitor/backend-damon.c monitor/damon.h \
+	monitor/backend-damon.c monitor/damon-trace.c monitor/damon.h \
 	monitor/backend-replay.c \
 	monitor/backend-perf.c monitor/perf.h \
 	monitor/record.c monitor/record.h \
@@ -35,6 +35,12 @@ tests_monitor_test_damon_CFLAGS = $(MR_TEST_CFLAGS)
 tests_monitor_test_damon_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
 tests_monitor_test_damon_LDFLAGS = -Wl,--wrap=mr_root_write_str -Wl,--wrap=mr_sys_write
 TESTS += tests/monitor/test-damon
+
+check_PROGRAMS += tests/monitor/test-damon-trace
+tests_monitor_test_damon_trace_SOURCES = tests/monitor/test-damon-trace.c
+tests_monitor_test_damon_trace_CFLAGS = $(MR_TEST_CFLAGS)
+tests_monitor_test_damon_trace_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
+TESTS += tests/monitor/test-damon-trace
 
 check_PROGRAMS += tests/monitor/test-backends
 tests_monitor_test_backends_SOURCES = tests/monitor/test-backends.c

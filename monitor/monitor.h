@@ -73,6 +73,7 @@ struct mr_mon_ctx;
  *  prepare:    start a sampling interval (e.g. clear the accessed bits).
  *  check:      at the end of it, add 1 to nr_accesses of each region whose
  *              sampled page was accessed; return the max nr_accesses seen.
+ *              -ESRCH: the target exited (the end, not an error).
  *  snapshot:   for backends that aggregate themselves (the kernel's DAMON, a
  *              replayed file): fill the target's regions for this aggregation
  *              interval; the core then does no split/merge. 1 = no more data.
@@ -112,6 +113,7 @@ struct mr_mon_ctx {
 	volatile sig_atomic_t *stop;	/* set by a signal handler: stop after this sample */
 	uint64_t nr_samples;		/* statistics */
 	uint64_t nr_aggregations;
+	double kernel_cpu_s;		/* CPU time of kernel threads doing the sampling (kdamond) */
 };
 
 /* "core.c" */

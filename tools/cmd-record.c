@@ -241,6 +241,9 @@ int mr_cmd_record(int argc, char **argv)
 			st.nr_snaps, (unsigned long long)ctx.nr_samples, ops->name, out,
 			stop_flag == SIGINT || stop_flag == SIGTERM ? ", stopped by a signal" : "",
 			cpu_s, wall_s, wall_s > 0 ? 100 * cpu_s / wall_s : 0);
+		if (ctx.kernel_cpu_s > 0)
+			fprintf(stderr, "memregctl record: kernel sampling cpu %.3f s = %.2f%% of one "
+				"core\n", ctx.kernel_cpu_s, wall_s > 0 ? 100 * ctx.kernel_cpu_s / wall_s : 0);
 	}
 	mr_mon_ctx_destroy(&ctx);
 	return mr_cli_finish(status);

@@ -159,6 +159,9 @@ static void test_free_resets(void **state)
 	reset_root();
 	put("/sys/kernel/mm/damon/admin/kdamonds/0/contexts/0/avail_operations", "vaddr\nfvaddr\npaddr\n");
 	put("/proc/iomem", "00100000-3fffffff : System RAM\n");
+	/* 6.7+: the scheme applies once per aggregation, so tried regions hold whole
+	 * aggregation intervals */
+	put("/sys/kernel/mm/damon/admin/kdamonds/0/contexts/0/schemes/0/apply_interval_us", "0\n");
 	assert_int_equal(mr_mon_damon_check_free(why, sizeof(why)), 0);
 	writes_allowed = true;
 	mr_mon_ctx_init(&ctx, &mr_mon_ops_damon);
@@ -172,9 +175,11 @@ static void test_free_resets(void **state)
 	assert_string_equal(writes[nr_writes - 1], "/sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds=0");
 	{
 		unsigned i;
-		bool regions = false, on = false;
+		bool regions = false, on = false, apply = false;
 
 		for (i = 0; i < nr_writes; i++) {
+			if (strstr(writes[i], "schemes/0/apply_interval_us=100000"))
+				apply = true;
 			if (strstr(writes[i], "targets/0/regions/0/end=1073741824"))
 				regions = true;
 			if (strstr(writes[i], "kdamonds/0/state=on"))
@@ -182,6 +187,7 @@ static void test_free_resets(void **state)
 		}
 		assert_true(regions);
 		assert_true(on);
+		assert_true(apply);
 	}
 	/* without --apply nothing is written */
 	nr_writes = 0;

@@ -162,6 +162,11 @@ static void test_root_refuses_writes_under_fixture(void **state)
 	assert_int_equal(mr_root_open("/sys/devices/system/memory/block_size_bytes",
 				      O_WRONLY), -EROFS);
 	assert_null(mr_root_fopen("/sys/devices/system/memory/block_size_bytes", "w"));
+	/* nor are directories made or removed in it (tracefs instances) */
+	assert_int_equal(mr_root_mkdir("/sys/devices/system/memory/mr-new", true), -EROFS);
+	assert_false(mr_root_exists("/sys/devices/system/memory/mr-new"));
+	assert_int_equal(mr_root_rmdir("/sys/devices/system/memory", true), -EROFS);
+	assert_true(mr_root_exists("/sys/devices/system/memory"));
 }
 
 static void test_root_write_needs_apply(void **state)
@@ -172,6 +177,9 @@ static void test_root_write_needs_apply(void **state)
 	/* Without --apply nothing is opened: the path need not even exist. */
 	assert_int_equal(mr_root_write_str("/sys/kernel/mm/nonexistent", "1", false), -EPERM);
 	assert_non_null(strstr(mr_last_error(), "--apply"));
+	assert_int_equal(mr_root_mkdir("/sys/kernel/tracing/instances/mr-x", false), -EPERM);
+	assert_non_null(strstr(mr_last_error(), "--apply"));
+	assert_int_equal(mr_root_rmdir("/sys/kernel/tracing/instances/mr-x", false), -EPERM);
 	assert_int_equal(mr_root_set(fixture_dir), 0);
 }
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # softdirty reads zigzag's working set as 90-110 MiB at the median. Attributes as
-# in 10-softdirty-stairs.sh: phases 2 s, 100 ms / 500 ms / 2 s, 3 of 5 samples.
+# in 10-softdirty-stairs.sh: phases 4 s, 200 ms / 1 s / 2 s, 3 of 5 samples.
 # (helpers: the runner copies only *.sh, so each test carries its own)
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
@@ -22,4 +22,4 @@ wss_in() {
 	fi
 	echo "PASS: $b $cfg median working set $p50 bytes within $lo..$hi MiB"
 }
-wss_in softdirty zigzag 0.4 100000,500000,2000000,10,1000 3 90 110
+wss_in softdirty zigzag 0.8 200000,1000000,2000000,10,1000 3 90 110

@@ -8,6 +8,25 @@ fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
 cfgdir=/usr/share/memreg/configs
 
+# QEMU TCG keeps a page's translation in its software TLB until the vCPU flushes
+# it, and sets the PTE's accessed bit only when it walks the page table again.
+# DAMON clears accessed bits without a TLB flush (as the kernel does on x86), so
+# on a vCPU that never switches address spaces the bits stay clear and DAMON reads
+# almost no accesses, however hot the memory (real CPUs evict TLB entries far
+# sooner). A process waking every 10 ms on each CPU makes each vCPU switch
+# address spaces (a CR3 write: QEMU flushes its TLB) several times per sample.
+tickers=
+start_tickers() {
+	c=0
+	while [ $c -lt "$(nproc)" ]; do
+		taskset -c $c sh -c 'while :; do usleep 10000; done' &
+		tickers="$tickers $!"
+		c=$((c + 1))
+	done
+}
+stop_tickers() { [ -z "$tickers" ] || kill $tickers 2>/dev/null; tickers=; }
+trap stop_tickers EXIT
+
 # wss_in BACKEND CONFIG TIME_SCALE ATTRS MIN_ACCESSES LO_MIB HI_MIB [--apply]
 wss_in() {
 	b=$1 cfg=$2 scale=$3 attrs=$4 min=$5 lo=$6 hi=$7 apply=${8:-}
@@ -48,6 +67,8 @@ grep -q "DAMON is in use" /tmp/busy.err || fail "no 'in use' message"
 [ "$(cat $k/0/state)" = on ] || fail "the other kdamond was stopped"
 [ "$(cat $k/0/pid)" = "$their" ] || fail "the other kdamond was replaced"
 [ "$(cat $k/0/contexts/0/targets/0/pid_target)" = $victim ] || fail "its target changed"
+! ls /sys/kernel/tracing/instances 2>/dev/null | grep -q memreg ||
+	fail "a tracefs instance was made while DAMON was in use"
 memregctl record --apply -d 2 -o /tmp/auto.rec -- sleep 1 2>/tmp/auto.err || true
 cat /tmp/auto.err
 grep -q "using damon" /tmp/auto.err && fail "auto took damon while in use"
@@ -59,6 +80,7 @@ kill $victim
 # free again: physical memory while zigzag runs (200 MiB written over and over),
 # 100..1000 regions over the guest's 3 GiB; then per-region rates: some power
 # region must show accesses
+start_tickers
 memreg-accessgen -t 0.3 /usr/share/memreg/configs/zigzag &
 gen=$!
 sleep 2
