@@ -1,1 +1,77 @@
-# allocator: sources, programs and tests of this directory.
+# allocator/: libmemreg.so, the region-aware LD_PRELOAD allocator. It links nothing
+# but libc (start-up cost): no libmrcore, json-c or hwloc.
+lib_LTLIBRARIES += libmemreg.la
+include_HEADERS += include/memreg.h
+libmemreg_la_SOURCES = \
+	allocator/internal.h allocator/alloc.h allocator/stats-format.h \
+	allocator/buddy.c allocator/sizeclass.c allocator/options.c allocator/fmt.c \
+	allocator/alloc.c allocator/sites.c allocator/stats.c allocator/interpose.c \
+	allocator/hotcold.c
+libmemreg_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -fno-semantic-interposition \
+	-fno-builtin-malloc -fno-builtin-free -fno-builtin-calloc -fno-builtin-realloc \
+	-ftls-model=initial-exec -O2
+libmemreg_la_LDFLAGS = -module -avoid-version -shared \
+	-Wl,--version-script=$(top_srcdir)/allocator/libmemreg.map -Wl,-z,nodelete -Wl,--as-needed
+libmemreg_la_LIBADD =
+EXTRA_DIST += allocator/libmemreg.map
+
+# Tests: cmocka unit tests of the internals (sources compiled in, no preload), the
+# stress programs and real programs under LD_PRELOAD (tests/alloc/*.sh).
+if ENABLE_TESTS
+MR_ALLOC_TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+check_PROGRAMS += tests/alloc/test-buddy tests/alloc/test-sizeclass tests/alloc/test-options
+tests_alloc_test_buddy_SOURCES = tests/alloc/test-buddy.c allocator/buddy.c
+tests_alloc_test_buddy_CFLAGS = $(MR_ALLOC_TEST_CFLAGS)
+tests_alloc_test_buddy_LDADD = $(CMOCKA_LIBS)
+tests_alloc_test_sizeclass_SOURCES = tests/alloc/test-sizeclass.c allocator/sizeclass.c
+tests_alloc_test_sizeclass_CFLAGS = $(MR_ALLOC_TEST_CFLAGS)
+tests_alloc_test_sizeclass_LDADD = $(CMOCKA_LIBS)
+tests_alloc_test_options_SOURCES = tests/alloc/test-options.c allocator/options.c
+tests_alloc_test_options_CFLAGS = $(MR_ALLOC_TEST_CFLAGS)
+tests_alloc_test_options_LDADD = $(CMOCKA_LIBS)
+TESTS += tests/alloc/test-buddy tests/alloc/test-sizeclass tests/alloc/test-options
+
+check_PROGRAMS += tests/alloc/stress
+tests_alloc_stress_SOURCES = tests/alloc/stress.c
+tests_alloc_stress_CFLAGS = $(AM_CFLAGS) -fno-builtin
+tests_alloc_stress_LDADD =
+check_PROGRAMS += tests/alloc/sites-prog
+tests_alloc_sites_prog_SOURCES = tests/alloc/sites-prog.c
+tests_alloc_sites_prog_CFLAGS = $(AM_CFLAGS) -fno-builtin
+tests_alloc_sites_prog_LDADD =
+TESTS += tests/alloc/stress.sh tests/alloc/sites.sh tests/alloc/alloc-stats.sh tests/alloc/realprog-tools.sh \
+	tests/alloc/realprog-python.sh
+endif
+EXTRA_DIST += tests/alloc/preload.sh tests/alloc/stress.sh tests/alloc/sites.sh tests/alloc/alloc-stats.sh tests/alloc/realprog-tools.sh \
+	tests/alloc/realprog-python.sh
+
+tools_memregctl_SOURCES += tools/cmd-alloc-stats.c
+dist_man_MANS += man/memregctl-alloc-stats.1 man/libmemreg.3
+
+# `make fuzz`: the libFuzzer target (ASan + UBSan) on the allocator's entry points,
+# compiled in under mrz_* names so they do not replace the sanitizer's malloc.
+# Run: tests/alloc/fuzz-alloc -max_total_time=600 CORPUS_DIR
+MR_FUZZ_RENAME = -DMR_NO_ALIASES -Dmalloc=mrz_malloc -Dfree=mrz_free -Dcalloc=mrz_calloc \
+	-Drealloc=mrz_realloc -Dreallocarray=mrz_reallocarray \
+	-Dposix_memalign=mrz_posix_memalign -Daligned_alloc=mrz_aligned_alloc \
+	-Dmemalign=mrz_memalign -Dvalloc=mrz_valloc -Dpvalloc=mrz_pvalloc \
+	-Dmalloc_usable_size=mrz_malloc_usable_size -Dmalloc_trim=mrz_malloc_trim \
+	-Dcfree=mrz_cfree -Dfree_sized=mrz_free_sized -Dfree_aligned_sized=mrz_free_aligned_sized
+MR_ALLOC_CORE_SOURCES = allocator/buddy.c allocator/sizeclass.c allocator/options.c \
+	allocator/fmt.c allocator/alloc.c allocator/sites.c allocator/stats.c allocator/interpose.c
+EXTRA_DIST += tests/alloc/fuzz-alloc.c
+if HAVE_CLANG
+tests/alloc/fuzz-alloc: $(MR_ALLOC_CORE_SOURCES:%=$(srcdir)/%) $(srcdir)/tests/alloc/fuzz-alloc.c
+	@mkdir -p tests/alloc
+	$(AM_V_CC)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		$(MR_FUZZ_RENAME) $(DEFS) $(AM_CPPFLAGS) -o $@ $^ -lpthread -ldl
+fuzz: tests/alloc/fuzz-alloc
+CLEANFILES += tests/alloc/fuzz-alloc
+endif
+.PHONY: fuzz
+
+# Sanitizer builds of the allocator's tests (UBSan, ASan, TSan): see tests/alloc/sanitize.sh.
+check-alloc-sanitizers: all
+	CLANG='$(CLANG)' $(SHELL) $(srcdir)/tests/alloc/sanitize.sh '$(abs_top_srcdir)' '$(abs_top_builddir)'
+.PHONY: check-alloc-sanitizers
+EXTRA_DIST += tests/alloc/sanitize.sh

@@ -15,9 +15,11 @@ enum {
 	MR_EXIT_USAGE = 2,	/* bad command line; usage was printed */
 };
 
-#define MR_CMD(name, help) int mr_cmd_##name(int argc, char **argv);
+#define MR_CMD2(id, name, help) int mr_cmd_##id(int argc, char **argv);
+#define MR_CMD(name, help) MR_CMD2(name, #name, help)
 #include "tools/commands.h"
 #undef MR_CMD
+#undef MR_CMD2
 
 /* "memregctl.c" */
 extern const char *mr_progname;		/* "memregctl" */

@@ -1,7 +1,10 @@
-/* The memregctl command table: MR_CMD(name, one-line help). The dispatcher, `help`
+/* The memregctl command table: MR_CMD(name, one-line help), or MR_CMD2(id, "name",
+ * help) for a command whose name is not a C identifier ("alloc-stats" runs
+ * mr_cmd_alloc_stats). The dispatcher, `help`
  * and the man page's command list all come from this list, so they cannot drift.
  * Each command lives in tools/cmd-NAME.c as `int mr_cmd_NAME(int argc, char **argv)`
  * and handles its own --help. Keep the list in the order `help` should print. */
 MR_CMD(regions, "show memory power regions, their power states and what they hold")
 MR_CMD(record, "record which memory a process (or physical memory) accesses, over time")
 MR_CMD(report, "heatmaps, working-set sizes and per-region access rates of a record")
+MR_CMD2(alloc_stats, "alloc-stats", "show the live stats of a process running under libmemreg.so")

@@ -19,9 +19,11 @@ struct mr_command {
 };
 
 static const struct mr_command mr_commands[] = {
-#define MR_CMD(name, help) { #name, mr_cmd_##name, help },
+#define MR_CMD2(id, name, help) { name, mr_cmd_##id, help },
+#define MR_CMD(name, help) MR_CMD2(name, #name, help)
 #include "tools/commands.h"
 #undef MR_CMD
+#undef MR_CMD2
 };
 
 int mr_cli_fail(const char *fmt, ...)

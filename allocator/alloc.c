@@ -1,0 +1,736 @@
+/* libmemreg's core: the arena, thread caches of small-object slabs, large spans from
+ * the buddy heap, and the internal malloc API that interpose.c exports. */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "allocator/alloc.h"
+#include "allocator/internal.h"
+
+/* The arena: [mr_arena_base, + mr_arena_bytes). Written once at init; every free()
+ * reads them without a lock to tell its pointers from foreign ones. */
+char *mr_arena_base;
+size_t mr_arena_bytes;
+struct mr_span *mr_spans;
+struct mr_heap mr_heap;
+int mr_sites_on;
+
+static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t gtc_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t tc_key;
+static _Atomic int init_state;	/* 0 not yet, 1 in progress, 2 ready, -1 failed */
+
+/* The cache of threads that have none (starting up, exiting): used under gtc_lock. */
+static struct mr_tcache gtc;
+static struct mr_tcache *pool;	/* caches of exited threads, for reuse */
+static struct mr_tcache *all_caches;	/* every cache, for the stats */
+
+__thread struct mr_tcache *mr_tc __attribute__((tls_model("initial-exec")));
+static __thread uint8_t mr_tstate __attribute__((tls_model("initial-exec")));
+enum { TS_NEW, TS_INIT, TS_ACTIVE, TS_DEAD };
+
+#define CLASS_PAGES(c) (UINT32_C(1) << mr_class_slab_order[c])
+
+/* ---- NUMA: where regions are nodes ---- */
+
+/* The raw system calls (no libnuma: start-up cost); values from <numaif.h>. */
+#define MR_MPOL_PREFERRED 1
+#define MR_MPOL_F_MEMS_ALLOWED (1 << 2)
+#define MR_NODE_IDS 1024
+
+static uint32_t os_nnodes;			/* 0 or 1: virtual regions only */
+static uint16_t node_id_of[MR_MAX_NODES];	/* group index -> node id */
+static uint8_t node_index_of[MR_NODE_IDS];	/* node id -> group index */
+
+/* The nodes this process may use, by one get_mempolicy call (no sysfs). */
+static void numa_detect(void)
+{
+	unsigned long mask[MR_NODE_IDS / (8 * sizeof(unsigned long))] = { 0 };
+	int mode = 0;
+	uint32_t id, n = 0;
+
+	if (!MR_OPT(numa) || syscall(SYS_get_mempolicy, &mode, mask, MR_NODE_IDS, NULL,
+				     MR_MPOL_F_MEMS_ALLOWED) != 0)
+		return;
+	for (id = 0; id < MR_NODE_IDS && n < MR_MAX_NODES; id++)
+		if (mask[id / (8 * sizeof(unsigned long))] & (1ul << (id % (8 * sizeof(unsigned long))))) {
+			node_id_of[n] = (uint16_t)id;
+			node_index_of[id] = (uint8_t)n;
+			n++;
+		}
+	os_nnodes = n;
+}
+
+/* The group of the calling thread's node (getcpu is a vDSO call). */
+static uint32_t current_node(void)
+{
+	unsigned cpu, node;
+
+	if (os_nnodes < 2 || getcpu(&cpu, &node) != 0 || node >= MR_NODE_IDS)
+		return 0;
+	return node_index_of[node];
+}
+
+/* ---- the OS side of the heap ---- */
+
+static int os_commit(struct mr_heap *h, uint32_t r)
+{
+	size_t rb = (size_t)1 << (h->region_order + MR_PAGE_SHIFT);
+	size_t sb = ((size_t)1 << h->region_order) * sizeof(struct mr_span);
+
+	if (mprotect(h->base + (size_t)r * rb, rb, PROT_READ | PROT_WRITE) != 0)
+		return -1;
+	if (mprotect((char *)h->spans + (size_t)r * sb, sb, PROT_READ | PROT_WRITE) != 0)
+		return -1;
+	if (os_nnodes >= 2) {
+		/* Preferred, not bound: a full node falls back instead of the OOM killer. */
+		unsigned long mask[MR_NODE_IDS / (8 * sizeof(unsigned long))] = { 0 };
+		uint32_t id = node_id_of[mr_buddy_node_of(h, r)];
+
+		mask[id / (8 * sizeof(unsigned long))] = 1ul << (id % (8 * sizeof(unsigned long)));
+		syscall(SYS_mbind, h->base + (size_t)r * rb, rb, MR_MPOL_PREFERRED, mask,
+			MR_NODE_IDS, 0);
+	}
+	return 0;
+}
+
+static void os_purge(struct mr_heap *h, uint32_t r, uint32_t n)
+{
+	size_t rb = (size_t)1 << (h->region_order + MR_PAGE_SHIFT);
+	size_t sb = ((size_t)1 << h->region_order) * sizeof(struct mr_span);
+
+	madvise(h->base + (size_t)r * rb, rb * n, MADV_DONTNEED);
+	madvise((char *)h->spans + (size_t)r * sb, sb * n, MADV_DONTNEED);
+}
+
+static uint64_t os_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static const struct mr_heap_ops os_ops = { os_commit, os_purge, os_now_ns };
+
+/* Reserve @bytes of address space aligned to @align, costing nothing until used. */
+static char *reserve(size_t bytes, size_t align)
+{
+	char *p = mmap(NULL, bytes + align, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uintptr_t a;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	a = ((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1);
+	if (a > (uintptr_t)p)
+		munmap(p, a - (uintptr_t)p);
+	munmap((char *)a + bytes, (uintptr_t)p + align - a);
+	return (char *)a;
+}
+
+static void warn_option(const char *name, const char *value)
+{
+	mr_write_str(2, "libmemreg: ignoring bad ");
+	mr_write_str(2, name);
+	mr_write_str(2, "=");
+	mr_write_str(2, value);
+	mr_write_str(2, "\n");
+}
+
+static void tc_destroy(void *arg);
+static void fork_prepare(void);
+static void fork_parent(void);
+static void fork_child(void);
+
+#define MR_ARENA_MAX (UINT64_C(1) << 40)	/* 1 TiB of address space at most */
+#define MR_ARENA_ALIGN (UINT64_C(1) << 32)	/* so aligned_alloc works up to 4 GiB */
+
+static int heap_init(void)
+{
+	extern char **environ;
+	uint64_t rs;
+	uint32_t order, nregions;
+	size_t bytes;
+	char *base;
+	struct mr_span *spans;
+
+	mr_options_load(environ, getauxval(AT_SECURE) != 0, warn_option);
+	rs = MR_OPT(region_size);
+	if (rs < (UINT64_C(1) << 20) || rs > (UINT64_C(1) << (MR_MAX_ORDER + MR_PAGE_SHIFT)) ||
+	    (rs & (rs - 1))) {
+		warn_option("MEMREG_REGION_SIZE (a power of two, 1M..1G)", "");
+		rs = mr_options[MR_OPT_region_size].def;
+		mr_options[MR_OPT_region_size].value = rs;
+	}
+	order = (uint32_t)__builtin_ctzll(rs) - MR_PAGE_SHIFT;
+	nregions = (uint32_t)(MR_ARENA_MAX / rs < MR_MAX_REGIONS ? MR_ARENA_MAX / rs : MR_MAX_REGIONS);
+	bytes = (size_t)nregions * rs;
+	base = reserve(bytes, rs > MR_ARENA_ALIGN ? rs : MR_ARENA_ALIGN);
+	if (!base)
+		return -1;
+	spans = (struct mr_span *)reserve(bytes / MR_PAGE_SIZE * sizeof(struct mr_span), MR_PAGE_SIZE);
+	if (!spans) {
+		munmap(base, bytes);
+		return -1;
+	}
+	mr_buddy_init(&mr_heap, base, spans, order, nregions, MR_OPT(decay_ms) * 1000000u, &os_ops);
+	numa_detect();
+	if (os_nnodes >= 2)
+		mr_buddy_set_nodes(&mr_heap, os_nnodes);
+	mr_spans = spans;
+	mr_arena_bytes = bytes;
+	mr_arena_base = base;
+	for (unsigned t = 0; t < NR_MR_TEMP; t++)
+		for (unsigned c = 0; c < MR_NR_CLASSES; c++)
+			gtc.bins[t][c].partial = gtc.bins[t][c].cur_head = MR_NONE;
+	gtc.temp = MR_TEMP_NORMAL;
+	all_caches = &gtc;
+	return 0;
+}
+
+/* The first allocation sets the heap up. Nothing here allocates through us: the
+ * options come from environ, the arena from mmap. */
+static bool mr_init_slow(void)
+{
+	int st = atomic_load_explicit(&init_state, memory_order_acquire);
+
+	if (st == 2)
+		return true;
+	if (st == -1)
+		return false;
+	pthread_mutex_lock(&heap_lock);
+	st = atomic_load_explicit(&init_state, memory_order_relaxed);
+	if (st == 0) {
+		st = heap_init() == 0 ? 2 : -1;
+		atomic_store_explicit(&init_state, st, memory_order_release);
+	}
+	pthread_mutex_unlock(&heap_lock);
+	if (st == 2) {
+		static _Atomic int once;
+
+		/* After the heap is ready: these may allocate (through us, safely). */
+		if (!atomic_exchange(&once, 1)) {
+			pthread_key_create(&tc_key, tc_destroy);
+			pthread_atfork(fork_prepare, fork_parent, fork_child);
+			mr_stats_init();
+		}
+	}
+	return st == 2;
+}
+
+bool mr_ready(void)
+{
+	if (MR_LIKELY(atomic_load_explicit(&init_state, memory_order_acquire) == 2))
+		return true;
+	return mr_init_slow();
+}
+
+/* ---- pages for the caches and large objects ---- */
+
+/* Pages for a span of @kind. The head's kind is set under the lock: the buddy heap
+ * reads it when it coalesces a neighbour. */
+static uint32_t heap_alloc_pages(uint32_t npages, uint32_t align_order, enum mr_temp temp,
+				 enum mr_span_kind kind)
+{
+	uint32_t page, node = current_node();
+
+	pthread_mutex_lock(&heap_lock);
+	page = mr_buddy_alloc_on(&mr_heap, npages, align_order, temp, node);
+	if (page != MR_NONE) {
+		mr_spans[page].kind = (uint8_t)kind;
+		mr_spans[page].temp = (uint8_t)temp;
+		mr_spans[page].site = 0;
+	}
+	mr_stats_publish();
+	pthread_mutex_unlock(&heap_lock);
+	return page;
+}
+
+static void heap_free_pages(uint32_t page, uint32_t npages)
+{
+	pthread_mutex_lock(&heap_lock);
+	mr_heap.spans[page].kind = MR_SPAN_NONE;
+	mr_buddy_free(&mr_heap, page, npages);
+	mr_stats_publish();
+	pthread_mutex_unlock(&heap_lock);
+}
+
+static inline void *page_addr(uint32_t page)
+{
+	return mr_arena_base + ((size_t)page << MR_PAGE_SHIFT);
+}
+
+static inline uint32_t addr_page(const void *p)
+{
+	return (uint32_t)(((uintptr_t)p - (uintptr_t)mr_arena_base) >> MR_PAGE_SHIFT);
+}
+
+/* ---- thread caches ---- */
+
+static struct mr_tcache *tc_new(void)
+{
+	static uint32_t next_id = 1;
+	struct mr_tcache *tc;
+	uint32_t page, npages, t, c;
+
+	pthread_mutex_lock(&pool_lock);
+	tc = pool;
+	if (tc)
+		pool = tc->next_parked;
+	pthread_mutex_unlock(&pool_lock);
+	if (tc)
+		return tc;
+	npages = (uint32_t)((sizeof(*tc) + MR_PAGE_SIZE - 1) / MR_PAGE_SIZE);
+	page = heap_alloc_pages(npages, 0, MR_TEMP_HOT, MR_SPAN_LARGE);
+	if (page == MR_NONE)
+		return NULL;
+	tc = page_addr(page);
+	memset(tc, 0, sizeof(*tc));
+	tc->temp = MR_TEMP_NORMAL;	/* not hot: hot is for sites known hot */
+	for (t = 0; t < NR_MR_TEMP; t++)
+		for (c = 0; c < MR_NR_CLASSES; c++)
+			tc->bins[t][c].partial = tc->bins[t][c].cur_head = MR_NONE;
+	pthread_mutex_lock(&pool_lock);
+	tc->id = next_id++;
+	tc->next_all = all_caches;
+	all_caches = tc;
+	pthread_mutex_unlock(&pool_lock);
+	return tc;
+}
+
+/* The calling thread's cache, set up on its first allocation; NULL means "use the
+ * shared cache under gtc_lock" (while setting up, after exit, or out of memory). */
+struct mr_tcache *mr_tc_slow(void)
+{
+	struct mr_tcache *tc;
+
+	if (!mr_ready() || mr_tstate != TS_NEW)
+		return NULL;
+	mr_tstate = TS_INIT;
+	tc = tc_new();
+	if (!tc) {
+		mr_tstate = TS_NEW;
+		return NULL;
+	}
+	/* May allocate (keys past the first 32): served by the shared cache meanwhile. */
+	pthread_setspecific(tc_key, tc);
+	mr_tc = tc;
+	mr_tstate = TS_ACTIVE;
+	return tc;
+}
+
+static void partial_del(struct mr_bin *b, struct mr_span *s)
+{
+	if (s->prev != MR_NONE)
+		mr_spans[s->prev].next = s->next;
+	else
+		b->partial = s->next;
+	if (s->next != MR_NONE)
+		mr_spans[s->next].prev = s->prev;
+	s->flags &= ~MR_SLAB_PARTIAL;
+}
+
+static void partial_add(struct mr_bin *b, struct mr_span *s)
+{
+	uint32_t page = (uint32_t)(s - mr_spans);
+
+	s->prev = MR_NONE;
+	s->next = b->partial;
+	if (b->partial != MR_NONE)
+		mr_spans[b->partial].prev = page;
+	b->partial = page;
+	s->flags |= MR_SLAB_PARTIAL;
+}
+
+static void slab_release(struct mr_span *s)
+{
+	uint32_t i;
+
+	/* Interior pages stop looking like a slab's before the pages go back. */
+	for (i = 1; i < s->npages; i++)
+		s[i].kind = MR_SPAN_NONE;
+	heap_free_pages((uint32_t)(s - mr_spans), s->npages);
+}
+
+/* A free of an object in a slab this cache owns, when the slab is not current. */
+static void local_free_slow(struct mr_tcache *tc, struct mr_span *s, void *p)
+{
+	struct mr_bin *b = &tc->bins[s->temp][s->cls];
+
+	*(void **)p = s->free_list;
+	s->free_list = p;
+	if (--s->used == 0) {
+		if (s->flags & MR_SLAB_PARTIAL)
+			partial_del(b, s);
+		slab_release(s);
+		return;
+	}
+	if (!(s->flags & MR_SLAB_PARTIAL))
+		partial_add(b, s);
+}
+
+void mr_local_free(struct mr_tcache *tc, struct mr_span *s, void *p)
+{
+	struct mr_bin *b = &tc->bins[s->temp][s->cls];
+
+	if (s == b->cur) {
+		*(void **)p = b->free;
+		b->free = p;
+		b->cur_used--;
+		return;
+	}
+	local_free_slow(tc, s, p);
+}
+
+/* Frees that other threads pushed onto this cache's inbox. */
+static void drain_inbox(struct mr_tcache *tc)
+{
+	void *p = atomic_exchange_explicit(&tc->inbox, NULL, memory_order_acquire);
+
+	while (p) {
+		void *next = *(void **)p;
+		struct mr_span *s = &mr_spans[mr_spans[addr_page(p)].head];
+
+		mr_local_free(tc, s, p);
+		p = next;
+	}
+}
+
+void mr_remote_free(struct mr_span *s, void *p)
+{
+	struct mr_tcache *owner = s->owner;
+	void *head = atomic_load_explicit(&owner->inbox, memory_order_relaxed);
+
+	do {
+		*(void **)p = head;
+	} while (!atomic_compare_exchange_weak_explicit(&owner->inbox, &head, p,
+							memory_order_release,
+							memory_order_relaxed));
+}
+
+/* Hand out objects [bump, bump + n) of the current slab as the bin's free list,
+ * a page's worth at a time so untouched slab pages stay untouched. */
+static void slab_extend(struct mr_bin *b, struct mr_span *s)
+{
+	uint32_t size = mr_class_size[s->cls], n = (uint32_t)(MR_PAGE_SIZE / size), i;
+	char *first = (char *)page_addr((uint32_t)(s - mr_spans)) + (size_t)s->bump * size;
+
+	if (n == 0)
+		n = 1;
+	if (n > s->capacity - s->bump)
+		n = s->capacity - s->bump;
+	for (i = 0; i + 1 < n; i++)
+		*(void **)(first + (size_t)i * size) = first + (size_t)(i + 1) * size;
+	*(void **)(first + (size_t)(n - 1) * size) = b->free;
+	b->free = first;
+	s->bump += n;
+}
+
+static void set_current(struct mr_bin *b, struct mr_span *s)
+{
+	struct mr_span *old = b->cur;
+
+	if (old) {
+		/* The old current slab keeps what is left of the bin's list. */
+		old->flags &= ~MR_SLAB_CURRENT;
+		old->free_list = b->free;
+		old->used = b->cur_used;
+		if (old->used == 0)
+			slab_release(old);
+		else if (b->free || old->bump < old->capacity)
+			partial_add(b, old);
+	}
+	b->cur = s;
+	b->cur_head = (uint32_t)(s - mr_spans);
+	b->cur_used = s->used;
+	b->free = s->free_list;
+	s->free_list = NULL;
+	s->flags |= MR_SLAB_CURRENT;
+}
+
+static struct mr_span *slab_new(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
+{
+	uint32_t npages = CLASS_PAGES(cls), page, i;
+	struct mr_span *s;
+
+	page = heap_alloc_pages(npages, 0, temp, MR_SPAN_SLAB);
+	if (page == MR_NONE)
+		return NULL;
+	s = &mr_spans[page];
+	s->cls = (uint8_t)cls;
+	s->owner = tc;
+	for (i = 1; i < npages; i++) {
+		mr_spans[page + i].head = page;
+		mr_spans[page + i].kind = MR_SPAN_SLAB;
+		mr_spans[page + i].cls = (uint8_t)cls;
+		mr_spans[page + i].temp = (uint8_t)temp;
+		mr_spans[page + i].owner = tc;
+	}
+	s->used = 0;
+	s->bump = 0;
+	s->capacity = (npages << MR_PAGE_SHIFT) / mr_class_size[cls];
+	s->flags = 0;
+	s->free_list = NULL;
+	s->owner = tc;
+	s->site = 0;
+	return s;
+}
+
+/* The bin ran dry: extend the current slab, take remote frees, a partial slab, or a
+ * new slab, in that order. */
+void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
+{
+	struct mr_bin *b = &tc->bins[temp][cls];
+	struct mr_span *s = b->cur;
+	void *p;
+
+	/* Objects other threads freed first, then fresh ones: reuse before touching. */
+	if (atomic_load_explicit(&tc->inbox, memory_order_relaxed))
+		drain_inbox(tc);
+	if (!b->free && b->partial != MR_NONE && (!s || s->bump == s->capacity ||
+						  mr_spans[b->partial].free_list)) {
+		s = &mr_spans[b->partial];
+		partial_del(b, s);
+		set_current(b, s);
+		if (!b->free)
+			slab_extend(b, s);
+	}
+	s = b->cur;
+	if (!b->free && s && s->bump < s->capacity)
+		slab_extend(b, s);
+	if (!b->free && b->partial != MR_NONE) {
+		s = &mr_spans[b->partial];
+		partial_del(b, s);
+		set_current(b, s);
+		if (!b->free)
+			slab_extend(b, s);
+	}
+	if (!b->free) {
+		s = slab_new(tc, cls, temp);
+		if (!s)
+			return NULL;
+		set_current(b, s);
+		slab_extend(b, s);
+	}
+	p = b->free;
+	b->free = *(void **)p;
+	b->cur_used++;
+	return p;
+}
+
+void *mr_small_alloc_shared(unsigned cls, enum mr_temp temp)
+{
+	void *p;
+
+	pthread_mutex_lock(&gtc_lock);
+	p = gtc.bins[temp][cls].free;
+	if (p) {
+		gtc.bins[temp][cls].free = *(void **)p;
+		gtc.bins[temp][cls].cur_used++;
+	} else {
+		p = mr_small_refill(&gtc, cls, temp);
+	}
+	pthread_mutex_unlock(&gtc_lock);
+	return p;
+}
+
+/* A thread exits: its cache gives back empty slabs and waits in the pool for the
+ * next thread, slabs with live objects included (their frees reach its inbox). */
+static void tc_destroy(void *arg)
+{
+	struct mr_tcache *tc = arg;
+	unsigned t, c;
+
+	mr_tc = NULL;
+	mr_tstate = TS_DEAD;
+	tc->temp = MR_TEMP_NORMAL;	/* the next thread starts from the default */
+	drain_inbox(tc);
+	for (t = 0; t < NR_MR_TEMP; t++) {
+		for (c = 0; c < MR_NR_CLASSES; c++) {
+			struct mr_bin *b = &tc->bins[t][c];
+			struct mr_span *s = b->cur;
+
+			if (!s)
+				continue;
+			b->cur = NULL;
+			b->cur_head = MR_NONE;
+			s->flags &= ~MR_SLAB_CURRENT;
+			s->free_list = b->free;
+			s->used = b->cur_used;
+			b->free = NULL;
+			if (s->used == 0)
+				slab_release(s);
+			else if (s->free_list || s->bump < s->capacity)
+				partial_add(b, s);
+		}
+	}
+	pthread_mutex_lock(&pool_lock);
+	tc->next_parked = pool;
+	pool = tc;
+	pthread_mutex_unlock(&pool_lock);
+}
+
+/* ---- large and huge objects ---- */
+
+void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp)
+{
+	uint64_t npages = (size + MR_PAGE_SIZE - 1) >> MR_PAGE_SHIFT;
+	uint32_t ro = mr_heap.region_order, page, align_order = 0;
+
+	if (size > MR_ARENA_MAX || npages == 0)
+		return NULL;
+	if (align > MR_PAGE_SIZE)
+		align_order = (uint32_t)__builtin_ctzll(align) - MR_PAGE_SHIFT;
+	if (npages <= (UINT64_C(1) << ro) && align_order <= ro) {
+		page = heap_alloc_pages((uint32_t)npages, align_order, temp, MR_SPAN_LARGE);
+		if (page == MR_NONE)
+			return NULL;
+	} else {
+		uint64_t nreg = (npages + (UINT64_C(1) << ro) - 1) >> ro;
+		uint64_t areg = align_order > ro ? UINT64_C(1) << (align_order - ro) : 1;
+
+		if (nreg > mr_heap.nregions || areg > mr_heap.nregions)
+			return NULL;
+		uint32_t node = current_node();
+
+		pthread_mutex_lock(&heap_lock);
+		page = mr_buddy_alloc_huge_on(&mr_heap, (uint32_t)nreg, (uint32_t)areg, temp, node);
+		if (page != MR_NONE) {
+			mr_spans[page].temp = (uint8_t)temp;
+			mr_spans[page].site = 0;
+		}
+		mr_stats_publish();
+		pthread_mutex_unlock(&heap_lock);
+		if (page == MR_NONE)
+			return NULL;
+	}
+	return page_addr(page);
+}
+
+void mr_large_free(struct mr_span *s)
+{
+	uint32_t page = (uint32_t)(s - mr_spans);
+
+	pthread_mutex_lock(&heap_lock);
+	if (s->kind == MR_SPAN_HUGE) {
+		s->kind = MR_SPAN_NONE;
+		mr_buddy_free_huge(&mr_heap, page);
+	} else {
+		s->kind = MR_SPAN_NONE;
+		mr_buddy_free(&mr_heap, page, s->npages);
+	}
+	mr_stats_publish();
+	pthread_mutex_unlock(&heap_lock);
+}
+
+/* Resize a large or huge span in place; false if it cannot be. */
+bool mr_large_resize(struct mr_span *s, size_t size)
+{
+	uint64_t npages = (size + MR_PAGE_SIZE - 1) >> MR_PAGE_SHIFT;
+	uint32_t page = (uint32_t)(s - mr_spans), ro = mr_heap.region_order;
+	bool ok = false;
+
+	pthread_mutex_lock(&heap_lock);
+	if (s->kind == MR_SPAN_LARGE) {
+		if (npages > (UINT64_C(1) << ro)) {
+			ok = false;
+		} else if (npages <= s->npages) {
+			if (npages < s->npages) {
+				uint32_t old = s->npages;
+
+				s->npages = (uint32_t)npages;
+				mr_buddy_free(&mr_heap, page + (uint32_t)npages, old - (uint32_t)npages);
+			}
+			ok = true;
+		} else {
+			ok = mr_buddy_grow(&mr_heap, page, s->npages, (uint32_t)npages);
+		}
+	} else if (s->kind == MR_SPAN_HUGE) {
+		uint64_t nreg = (npages + (UINT64_C(1) << ro) - 1) >> ro;
+		uint32_t cur = s->npages >> ro;
+
+		if (npages <= (UINT64_C(1) << (ro - 1))) {
+			ok = false;	/* much smaller: move it into the buddy heap */
+		} else if (nreg <= cur) {
+			mr_buddy_shrink_huge(&mr_heap, page, (uint32_t)nreg);
+			ok = true;
+		} else if (nreg <= mr_heap.nregions) {
+			ok = mr_buddy_grow_huge(&mr_heap, page, (uint32_t)nreg);
+		}
+	}
+	mr_stats_publish();
+	pthread_mutex_unlock(&heap_lock);
+	return ok;
+}
+
+size_t mr_usable_size_span(const struct mr_span *s)
+{
+	if (s->kind == MR_SPAN_SLAB)
+		return mr_class_size[s->cls];
+	return (size_t)s->npages << MR_PAGE_SHIFT;
+}
+
+/* ---- decay, trim, fork ---- */
+
+void mr_heap_trim(void)
+{
+	pthread_mutex_lock(&heap_lock);
+	mr_buddy_decay(&mr_heap, true);
+	pthread_mutex_unlock(&heap_lock);
+}
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&gtc_lock);
+	pthread_mutex_lock(&pool_lock);
+	pthread_mutex_lock(&heap_lock);
+	mr_sites_lock();
+}
+
+static void fork_parent(void)
+{
+	mr_sites_unlock();
+	pthread_mutex_unlock(&heap_lock);
+	pthread_mutex_unlock(&pool_lock);
+	pthread_mutex_unlock(&gtc_lock);
+}
+
+/* The child has only the forking thread: the caches of the others stay theirs,
+ * unused (their memory is lost to the child, not corrupted). */
+static void fork_child(void)
+{
+	mr_sites_unlock();
+	pthread_mutex_unlock(&heap_lock);
+	pthread_mutex_unlock(&pool_lock);
+	pthread_mutex_unlock(&gtc_lock);
+	mr_stats_after_fork();
+}
+
+/* Stats walk: under the heap lock (region table) and the pool lock (cache list). */
+void mr_heap_lock(void)
+{
+	pthread_mutex_lock(&pool_lock);
+	pthread_mutex_lock(&heap_lock);
+}
+
+void mr_heap_unlock(void)
+{
+	pthread_mutex_unlock(&heap_lock);
+	pthread_mutex_unlock(&pool_lock);
+}
+
+struct mr_tcache *mr_all_caches(void)
+{
+	return all_caches;
+}

@@ -1,0 +1,89 @@
+/* The allocator's internal API between alloc.c (caches, spans), interpose.c (the
+ * exported malloc family), sites.c (hot/cold sites) and stats.c. */
+#ifndef MR_ALLOCATOR_ALLOC_H
+#define MR_ALLOCATOR_ALLOC_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "allocator/internal.h"
+
+/* struct mr_bin - one size class of one temperature in a thread cache: the current
+ * slab's free objects, and the slabs with free objects that are not current. */
+struct mr_bin {
+	void *free;
+	uint32_t cur_used;		/* the current slab's used count (its span's is stale) */
+	uint32_t cur_head;		/* the current slab's first page, or MR_NONE */
+	struct mr_span *cur;
+	uint32_t partial;		/* first slab page of the partial list, or MR_NONE */
+};
+
+/* struct mr_tcache - a thread's cache. Never freed: an exited thread's cache waits
+ * in a pool for the next thread, so other threads can always push to its inbox. */
+struct mr_tcache {
+	uint8_t temp;			/* memreg_set_thread_class(): first, read on every malloc */
+	struct mr_bin bins[NR_MR_TEMP][MR_NR_CLASSES];
+	_Atomic(void *) inbox;		/* objects of its slabs freed by other threads */
+	struct mr_tcache *next_parked;
+	struct mr_tcache *next_all;
+	uint32_t id;
+};
+
+/* "alloc.c" */
+extern char *mr_arena_base MR_HIDDEN;
+extern size_t mr_arena_bytes MR_HIDDEN;
+extern struct mr_span *mr_spans MR_HIDDEN;
+extern struct mr_heap mr_heap MR_HIDDEN;
+extern int mr_sites_on MR_HIDDEN;
+extern __thread struct mr_tcache *mr_tc MR_HIDDEN __attribute__((tls_model("initial-exec")));
+bool mr_ready(void) MR_HIDDEN;
+struct mr_tcache *mr_tc_slow(void) MR_HIDDEN;
+void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp) MR_HIDDEN;
+void *mr_small_alloc_shared(unsigned cls, enum mr_temp temp) MR_HIDDEN;
+void mr_local_free(struct mr_tcache *tc, struct mr_span *s, void *p) MR_HIDDEN;
+void mr_remote_free(struct mr_span *s, void *p) MR_HIDDEN;
+void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp) MR_HIDDEN;
+void mr_large_free(struct mr_span *s) MR_HIDDEN;
+bool mr_large_resize(struct mr_span *s, size_t size) MR_HIDDEN;
+size_t mr_usable_size_span(const struct mr_span *s) MR_HIDDEN;
+void mr_heap_trim(void) MR_HIDDEN;
+void mr_heap_lock(void) MR_HIDDEN;
+void mr_heap_unlock(void) MR_HIDDEN;
+struct mr_tcache *mr_all_caches(void) MR_HIDDEN;
+
+/* The span descriptor of an arena address (its head page's). */
+static inline struct mr_span *mr_span_of(const void *p)
+{
+	uint32_t page = (uint32_t)(((uintptr_t)p - (uintptr_t)mr_arena_base) >> MR_PAGE_SHIFT);
+
+	return &mr_spans[mr_spans[page].head];
+}
+
+static inline bool mr_in_arena(const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)mr_arena_base < mr_arena_bytes;
+}
+
+/* "sites.c" */
+/* The temperature of allocation site @ret (a return address), @def if unknown. */
+enum mr_temp mr_site_temp(const void *ret, enum mr_temp def) MR_HIDDEN;
+int mr_site_set(const void *ret, enum mr_temp temp) MR_HIDDEN;
+void mr_sites_init(void) MR_HIDDEN;
+int mr_profile_load(const char *path) MR_HIDDEN;
+int mr_site_locate(uintptr_t addr, char *build_id, size_t len, const char **path,
+		   uintptr_t *off) MR_HIDDEN;
+/* Site tracking (MEMREG_SITE_MAP): the site id of the object at each arena granule. */
+extern uint16_t *mr_site_ids MR_HIDDEN;
+void mr_sites_track(void) MR_HIDDEN;
+uint16_t mr_site_id(const void *ret) MR_HIDDEN;
+void mr_site_map_write(const char *path) MR_HIDDEN;
+void mr_sites_lock(void) MR_HIDDEN;
+void mr_sites_unlock(void) MR_HIDDEN;
+
+/* "stats.c" */
+void mr_stats_init(void) MR_HIDDEN;
+void mr_stats_after_fork(void) MR_HIDDEN;
+void mr_stats_publish(void) MR_HIDDEN;	/* heap lock held; no-op unless exporting */
+
+#endif

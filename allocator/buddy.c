@@ -1,0 +1,680 @@
+/* The region-sorted buddy page heap: per order, free blocks kept per region, and a
+ * two-level bitmap per order of the regions that have one, so the lowest (or highest)
+ * region with a free block of order >= k is a few bit scans away. */
+#include "config.h"
+
+#include <string.h>
+
+#include "allocator/internal.h"
+
+#define ORDER_PAGES(k) (UINT32_C(1) << (k))
+
+static void bitmap_set(struct mr_heap *h, uint32_t order, uint32_t r)
+{
+	h->bitmap[order][r / 64] |= UINT64_C(1) << (r % 64);
+	h->summary[order] |= UINT64_C(1) << (r / 64);
+}
+
+static void bitmap_clear(struct mr_heap *h, uint32_t order, uint32_t r)
+{
+	h->bitmap[order][r / 64] &= ~(UINT64_C(1) << (r % 64));
+	if (!h->bitmap[order][r / 64])
+		h->summary[order] &= ~(UINT64_C(1) << (r / 64));
+}
+
+/* Lowest (highest) region with a free block of exactly @order, MR_NONE if none. */
+static uint32_t bitmap_first(const struct mr_heap *h, uint32_t order, bool highest)
+{
+	uint64_t s = h->summary[order];
+	uint32_t w;
+
+	if (!s)
+		return MR_NONE;
+	if (highest) {
+		w = 63 - (uint32_t)__builtin_clzll(s);
+		return w * 64 + 63 - (uint32_t)__builtin_clzll(h->bitmap[order][w]);
+	}
+	w = (uint32_t)__builtin_ctzll(s);
+	return w * 64 + (uint32_t)__builtin_ctzll(h->bitmap[order][w]);
+}
+
+/* Lowest (highest) region in [lo, hi) with a free block of exactly @order: the
+ * summary word narrows the search to bitmap words with a bit set. */
+static uint32_t bitmap_first_range(const struct mr_heap *h, uint32_t order, uint32_t lo,
+				   uint32_t hi, bool highest)
+{
+	uint32_t wlo, whi, w, n;
+	uint64_t cand, bits;
+
+	if (lo >= hi)
+		return MR_NONE;
+	wlo = lo / 64;
+	whi = (hi - 1) / 64;
+	cand = h->summary[order] & (~UINT64_C(0) << wlo) &
+	       (whi == 63 ? ~UINT64_C(0) : (UINT64_C(1) << (whi + 1)) - 1);
+	while (cand) {
+		w = highest ? 63 - (uint32_t)__builtin_clzll(cand) : (uint32_t)__builtin_ctzll(cand);
+		bits = h->bitmap[order][w];
+		if (w == wlo)
+			bits &= ~UINT64_C(0) << (lo % 64);
+		if (w == whi) {
+			n = hi - whi * 64;	/* 1..64 */
+			bits &= n == 64 ? ~UINT64_C(0) : (UINT64_C(1) << n) - 1;
+		}
+		if (bits)
+			return w * 64 + (highest ? 63 - (uint32_t)__builtin_clzll(bits) :
+					 (uint32_t)__builtin_ctzll(bits));
+		cand &= ~(UINT64_C(1) << w);
+	}
+	return MR_NONE;
+}
+
+uint32_t mr_buddy_find_range(const struct mr_heap *h, uint32_t order, uint32_t lo, uint32_t hi,
+			     bool highest)
+{
+	uint32_t best = MR_NONE, k, r;
+
+	if (lo == 0 && hi >= h->nregions)
+		return mr_buddy_find(h, order, highest);
+	for (k = order; k <= h->region_order; k++) {
+		r = bitmap_first_range(h, k, lo, hi, highest);
+		if (r == MR_NONE)
+			continue;
+		if (best == MR_NONE || (highest ? r > best : r < best))
+			best = r;
+	}
+	return best;
+}
+
+uint32_t mr_buddy_find(const struct mr_heap *h, uint32_t order, bool highest)
+{
+	uint32_t best = MR_NONE, k, r;
+
+	for (k = order; k <= h->region_order; k++) {
+		r = bitmap_first(h, k, highest);
+		if (r == MR_NONE)
+			continue;
+		if (best == MR_NONE || (highest ? r > best : r < best))
+			best = r;
+	}
+	return best;
+}
+
+static void list_push(struct mr_heap *h, uint32_t page, uint32_t order)
+{
+	uint32_t r = mr_page_region(h, page);
+	struct mr_region_info *ri = &h->regions[r];
+	struct mr_span *s = &h->spans[page];
+
+	s->kind = MR_SPAN_FREE;
+	s->order = (uint8_t)order;
+	s->head = page;
+	s->prev = MR_NONE;
+	s->next = ri->free_head[order];
+	if (s->next != MR_NONE)
+		h->spans[s->next].prev = page;
+	else
+		bitmap_set(h, order, r);
+	ri->free_head[order] = page;
+}
+
+static void list_del(struct mr_heap *h, uint32_t page)
+{
+	struct mr_span *s = &h->spans[page];
+	uint32_t r = mr_page_region(h, page), order = s->order;
+	struct mr_region_info *ri = &h->regions[r];
+
+	if (s->prev != MR_NONE)
+		h->spans[s->prev].next = s->next;
+	else
+		ri->free_head[order] = s->next;
+	if (s->next != MR_NONE)
+		h->spans[s->next].prev = s->prev;
+	if (ri->free_head[order] == MR_NONE)
+		bitmap_clear(h, order, r);
+	s->kind = MR_SPAN_NONE;
+}
+
+static void account(struct mr_heap *h, uint32_t r, int64_t delta_pages)
+{
+	struct mr_region_info *ri = &h->regions[r];
+
+	ri->used_pages = (uint32_t)((int64_t)ri->used_pages + delta_pages);
+	h->used_pages = (uint64_t)((int64_t)h->used_pages + delta_pages);
+	if (delta_pages > 0) {
+		if (ri->used_pages > ri->peak_pages)
+			ri->peak_pages = ri->used_pages;
+		if (h->used_pages > h->peak_pages)
+			h->peak_pages = h->used_pages;
+		if (!ri->touched) {
+			ri->touched = 1;
+			h->regions_touched++;
+		}
+		ri->purged = 0;
+		if (ri->pending) {
+			ri->pending = 0;
+			h->npending--;
+		}
+	} else if (ri->used_pages == 0 && ri->state == MR_REGION_ACTIVE && !ri->purged &&
+		   !ri->pending) {
+		ri->pending = 1;
+		ri->empty_since_ns = h->ops->now_ns();
+		if (!h->npending++ || ri->empty_since_ns + h->decay_ns < h->next_decay_ns)
+			h->next_decay_ns = ri->empty_since_ns + h->decay_ns;
+	}
+}
+
+/* Free the block [page, page + 2^order), coalescing with its free buddies. */
+static void free_block(struct mr_heap *h, uint32_t page, uint32_t order)
+{
+	while (order < h->region_order) {
+		uint32_t buddy = page ^ ORDER_PAGES(order);
+		struct mr_span *b = &h->spans[buddy];
+
+		if (b->kind != MR_SPAN_FREE || b->order != order)
+			break;
+		list_del(h, buddy);
+		if (buddy < page) {
+			h->spans[page].kind = MR_SPAN_NONE;
+			page = buddy;
+		}
+		order++;
+	}
+	list_push(h, page, order);
+}
+
+/* Free [page, page + n) as maximal aligned blocks. */
+static void free_range(struct mr_heap *h, uint32_t page, uint32_t n)
+{
+	uint32_t end = page + n;
+
+	while (page < end) {
+		uint32_t k = page ? (uint32_t)__builtin_ctz(page) : h->region_order;
+
+		if (k > h->region_order)
+			k = h->region_order;
+		while (page + ORDER_PAGES(k) > end)
+			k--;
+		h->spans[page].kind = MR_SPAN_NONE;
+		free_block(h, page, k);
+		page += ORDER_PAGES(k);
+	}
+}
+
+/* Commit a never-used region; its free lists start empty (set here, not at init,
+ * so start-up touches none of the region table). */
+static int commit_region(struct mr_heap *h, uint32_t r)
+{
+	struct mr_region_info *ri = &h->regions[r];
+	uint32_t k;
+
+	if (h->ops->commit(h, r) != 0)
+		return -1;
+	for (k = 0; k < MR_ORDERS; k++)
+		ri->free_head[k] = MR_NONE;
+	h->regions_opened++;
+	return 0;
+}
+
+static int open_region(struct mr_heap *h, uint32_t r)
+{
+	struct mr_region_info *ri = &h->regions[r];
+	uint32_t page = r << h->region_order;
+
+	if (commit_region(h, r) != 0)
+		return -1;
+	ri->state = MR_REGION_ACTIVE;
+	ri->purged = 1;		/* fresh: nothing resident yet */
+	list_push(h, page, h->region_order);
+	return 0;
+}
+
+uint32_t mr_buddy_node_of(const struct mr_heap *h, uint32_t region)
+{
+	uint32_t n;
+
+	for (n = 0; n + 1 < h->nnodes; n++)
+		if (region < h->node_hi[n])
+			return n;
+	return n;
+}
+
+/* The region of node group @node to take an order-@order block from: the lowest
+ * (hot, normal) or highest (cold) region with one inside the temperature's zone,
+ * else a new region opened at the zone's edge, else any region of the group with
+ * one; MR_NONE if the group has none. */
+static uint32_t pick_region_in(struct mr_heap *h, uint32_t order, enum mr_temp temp,
+			       uint32_t node)
+{
+	bool cold = temp == MR_TEMP_COLD;
+	uint32_t lo = h->node_lo[node], hi = h->node_hi[node];
+
+	for (;;) {
+		uint32_t r = mr_buddy_find_range(h, order, lo, hi, cold), n;
+
+		if (r != MR_NONE && (cold ? r >= h->cold_bottom[node] : r < h->hot_top[node]))
+			return r;
+		if (h->hot_top[node] >= h->cold_bottom[node])
+			return r;
+		n = cold ? h->cold_bottom[node] - 1 : h->hot_top[node];
+		if (h->regions[n].state == MR_REGION_UNUSED && open_region(h, n) != 0)
+			return r;
+		if (cold)
+			h->cold_bottom[node] = n;
+		else
+			h->hot_top[node] = n + 1;
+	}
+}
+
+/* The calling thread's node first (packing must not turn local memory remote); a
+ * full node falls back to the others, in order. */
+static uint32_t pick_region(struct mr_heap *h, uint32_t order, enum mr_temp temp, uint32_t node)
+{
+	uint32_t r, n;
+
+	if (node >= h->nnodes)
+		node = 0;
+	r = pick_region_in(h, order, temp, node);
+	for (n = 0; r == MR_NONE && n < h->nnodes; n++)
+		if (n != node)
+			r = pick_region_in(h, order, temp, n);
+	return r;
+}
+
+/* Carve [lo, hi) out of the free block (page, order): the parts outside go back free. */
+static void carve(struct mr_heap *h, uint32_t page, uint32_t order, uint32_t lo, uint32_t hi)
+{
+	uint32_t end = page + ORDER_PAGES(order), half;
+
+	if (page >= lo && end <= hi)
+		return;
+	if (end <= lo || page >= hi) {
+		list_push(h, page, order);
+		return;
+	}
+	half = ORDER_PAGES(order - 1);
+	carve(h, page, order - 1, lo, hi);
+	carve(h, page + half, order - 1, lo, hi);
+}
+
+uint32_t mr_buddy_alloc(struct mr_heap *h, uint32_t npages, uint32_t align_order,
+			enum mr_temp temp)
+{
+	return mr_buddy_alloc_on(h, npages, align_order, temp, 0);
+}
+
+uint32_t mr_buddy_alloc_on(struct mr_heap *h, uint32_t npages, uint32_t align_order,
+			   enum mr_temp temp, uint32_t node)
+{
+	uint32_t order = npages <= 1 ? 0 : 32 - (uint32_t)__builtin_clz(npages - 1);
+	uint32_t r, k, page;
+
+	if (align_order > order)
+		order = align_order;
+	if (npages == 0 || order > h->region_order)
+		return MR_NONE;
+	r = pick_region(h, order, temp, node);
+	if (r == MR_NONE)
+		return MR_NONE;
+	for (k = order; k <= h->region_order; k++)
+		if (h->regions[r].free_head[k] != MR_NONE)
+			break;
+	if (k > h->region_order)
+		return MR_NONE;
+	page = h->regions[r].free_head[k];
+	list_del(h, page);
+	carve(h, page, k, page, page + npages);
+	h->spans[page].head = page;
+	h->spans[page].npages = npages;
+	account(h, r, npages);
+	return page;
+}
+
+void mr_buddy_free(struct mr_heap *h, uint32_t page, uint32_t npages)
+{
+	uint32_t r = mr_page_region(h, page);
+
+	free_range(h, page, npages);
+	account(h, r, -(int64_t)npages);
+	if (h->npending)
+		mr_buddy_decay(h, false);
+}
+
+/* The free block containing @page, or MR_NONE: its head is @page rounded down to
+ * the block's order, and only current free heads carry MR_SPAN_FREE. */
+static uint32_t free_block_of(const struct mr_heap *h, uint32_t page)
+{
+	uint32_t k;
+
+	for (k = 0; k <= h->region_order; k++) {
+		uint32_t head = page & ~(ORDER_PAGES(k) - 1);
+		const struct mr_span *s = &h->spans[head];
+
+		if (s->kind == MR_SPAN_FREE && s->order == k)
+			return head;
+	}
+	return MR_NONE;
+}
+
+bool mr_buddy_grow(struct mr_heap *h, uint32_t page, uint32_t old_npages, uint32_t new_npages)
+{
+	uint32_t lo = page + old_npages, hi = page + new_npages, x, r = mr_page_region(h, page);
+
+	if (new_npages <= old_npages)
+		return true;
+	if (mr_page_region(h, hi - 1) != r)
+		return false;
+	for (x = lo; x < hi;) {
+		uint32_t b = free_block_of(h, x);
+
+		if (b == MR_NONE)
+			return false;
+		x = b + ORDER_PAGES(h->spans[b].order);
+	}
+	for (x = lo; x < hi;) {
+		uint32_t b = free_block_of(h, x), k = h->spans[b].order;
+
+		list_del(h, b);
+		carve(h, b, k, lo, hi);
+		x = b + ORDER_PAGES(k);
+	}
+	h->spans[page].npages = new_npages;
+	account(h, r, new_npages - old_npages);
+	return true;
+}
+
+/* Huge spans: runs of whole regions. A region is free for a run if it was never
+ * opened or holds one free block of the top order. */
+static bool region_free(const struct mr_heap *h, uint32_t r)
+{
+	const struct mr_region_info *ri = &h->regions[r];
+
+	return ri->state == MR_REGION_UNUSED ||
+	       (ri->state == MR_REGION_ACTIVE && ri->used_pages == 0);
+}
+
+/* Returns -1 if a commit failed, else 1 if every region taken was zero (never used,
+ * or purged), 0 if some hold old data. */
+static int take_regions(struct mr_heap *h, uint32_t first, uint32_t n)
+{
+	uint32_t r;
+	int zero = 1;
+
+	for (r = first; r < first + n; r++) {
+		struct mr_region_info *ri = &h->regions[r];
+
+		if (ri->state != MR_REGION_UNUSED && !ri->purged)
+			zero = 0;
+		if (ri->state == MR_REGION_UNUSED) {
+			if (commit_region(h, r) != 0)
+				return -1;
+		} else {
+			list_del(h, r << h->region_order);
+		}
+		if (ri->pending) {
+			ri->pending = 0;
+			h->npending--;
+		}
+		ri->state = MR_REGION_HUGE;
+		account(h, r, ORDER_PAGES(h->region_order));
+	}
+	return zero;
+}
+
+/* First fit of an aligned run of @n free regions in [lo, hi), from the bottom or
+ * (cold) from the top; MR_NONE if none. */
+static uint32_t find_run(const struct mr_heap *h, uint32_t n, uint32_t align, uint32_t lo,
+			 uint32_t hi, bool cold)
+{
+	int64_t i, first, last, step = cold ? -(int64_t)align : (int64_t)align;
+	uint32_t r;
+
+	if (hi < lo + n)
+		return MR_NONE;
+	first = ((int64_t)lo + align - 1) / align * align;
+	last = (int64_t)(hi - n) / align * align;
+	for (i = cold ? last : first; i >= first && i <= last; i += step) {
+		for (r = 0; r < n && region_free(h, (uint32_t)i + r); r++)
+			;
+		if (r == n)
+			return (uint32_t)i;
+	}
+	return MR_NONE;
+}
+
+uint32_t mr_buddy_alloc_huge(struct mr_heap *h, uint32_t nregions, uint32_t align_regions,
+			     enum mr_temp temp)
+{
+	return mr_buddy_alloc_huge_on(h, nregions, align_regions, temp, 0);
+}
+
+uint32_t mr_buddy_alloc_huge_on(struct mr_heap *h, uint32_t nregions, uint32_t align_regions,
+				enum mr_temp temp, uint32_t node)
+{
+	bool cold = temp == MR_TEMP_COLD;
+	uint32_t first, page, nd;
+	int zero;
+
+	if (!align_regions)
+		align_regions = 1;
+	if (nregions == 0 || nregions > h->nregions)
+		return MR_NONE;
+	if (node >= h->nnodes)
+		node = 0;
+	first = find_run(h, nregions, align_regions, h->node_lo[node], h->node_hi[node], cold);
+	if (first == MR_NONE)	/* not in the thread's node: anywhere */
+		first = find_run(h, nregions, align_regions, 0, h->nregions, cold);
+	if (first == MR_NONE)
+		return MR_NONE;
+	zero = take_regions(h, first, nregions);
+	if (zero < 0)
+		return MR_NONE;
+	nd = mr_buddy_node_of(h, first);
+	if (first + nregions <= h->node_hi[nd]) {
+		if (cold) {
+			if (first < h->cold_bottom[nd] && first >= h->hot_top[nd])
+				h->cold_bottom[nd] = first;
+		} else if (first + nregions > h->hot_top[nd] &&
+			   first + nregions <= h->cold_bottom[nd]) {
+			h->hot_top[nd] = first + nregions;
+		}
+	}
+	page = first << h->region_order;
+	h->regions[first].huge_regions = nregions;
+	h->spans[page].kind = MR_SPAN_HUGE;
+	h->spans[page].head = page;
+	h->spans[page].npages = nregions << h->region_order;
+	h->spans[page].flags = zero ? MR_HUGE_ZEROED : 0;
+	return page;
+}
+
+/* Give regions [first, first + n) of a huge run back: returned to the OS at once
+ * (they are large) and kept as free top-order blocks, counted empty. */
+static void release_regions(struct mr_heap *h, uint32_t first, uint32_t n)
+{
+	uint32_t r;
+
+	h->ops->purge(h, first, n);
+	h->purges++;
+	for (r = first; r < first + n; r++) {
+		struct mr_region_info *ri = &h->regions[r];
+
+		ri->state = MR_REGION_ACTIVE;
+		account(h, r, -(int64_t)ORDER_PAGES(h->region_order));
+		if (ri->pending) {
+			ri->pending = 0;
+			h->npending--;
+		}
+		ri->purged = 1;
+		ri->huge_regions = 0;
+		list_push(h, r << h->region_order, h->region_order);
+	}
+}
+
+void mr_buddy_free_huge(struct mr_heap *h, uint32_t page)
+{
+	uint32_t first = mr_page_region(h, page);
+
+	release_regions(h, first, h->regions[first].huge_regions);
+}
+
+bool mr_buddy_grow_huge(struct mr_heap *h, uint32_t page, uint32_t new_nregions)
+{
+	uint32_t first = mr_page_region(h, page), old = h->regions[first].huge_regions, r;
+
+	if (new_nregions <= old)
+		return true;
+	if (first + new_nregions > h->nregions)
+		return false;
+	for (r = first + old; r < first + new_nregions; r++)
+		if (!region_free(h, r))
+			return false;
+	if (take_regions(h, first + old, new_nregions - old) < 0)
+		return false;
+	r = mr_buddy_node_of(h, first);
+	if (first + new_nregions > h->hot_top[r] && first < h->hot_top[r] &&
+	    first + new_nregions <= h->cold_bottom[r])
+		h->hot_top[r] = first + new_nregions;
+	h->regions[first].huge_regions = new_nregions;
+	h->spans[page].npages = new_nregions << h->region_order;
+	return true;
+}
+
+void mr_buddy_shrink_huge(struct mr_heap *h, uint32_t page, uint32_t new_nregions)
+{
+	uint32_t first = mr_page_region(h, page), old = h->regions[first].huge_regions;
+
+	if (new_nregions >= old || new_nregions == 0)
+		return;
+	release_regions(h, first + new_nregions, old - new_nregions);
+	h->regions[first].huge_regions = new_nregions;
+	h->spans[page].npages = new_nregions << h->region_order;
+}
+
+static void rewrite_top_block(struct mr_heap *h, uint32_t r)
+{
+	struct mr_span *s = &h->spans[r << h->region_order];
+
+	s->kind = MR_SPAN_FREE;
+	s->order = (uint8_t)h->region_order;
+	s->head = r << h->region_order;
+	s->next = s->prev = MR_NONE;
+}
+
+void mr_buddy_decay(struct mr_heap *h, bool force)
+{
+	uint64_t now = h->ops->now_ns(), next = UINT64_MAX;
+	uint32_t r;
+
+	if (!h->npending || (!force && now < h->next_decay_ns))
+		return;
+	for (r = 0; r < h->nregions && h->npending; r++) {
+		struct mr_region_info *ri = &h->regions[r];
+
+		if (!ri->pending)
+			continue;
+		if (!force && now - ri->empty_since_ns < h->decay_ns) {
+			if (ri->empty_since_ns + h->decay_ns < next)
+				next = ri->empty_since_ns + h->decay_ns;
+			continue;
+		}
+		ri->pending = 0;
+		h->npending--;
+		h->ops->purge(h, r, 1);
+		h->purges++;
+		ri->purged = 1;
+		/* The purge may have dropped the region's descriptors: rewrite its only
+		 * block's (the list head and the bitmaps live in the heap, untouched). */
+		rewrite_top_block(h, r);
+	}
+	h->next_decay_ns = next;
+}
+
+const char *mr_buddy_check(const struct mr_heap *h)
+{
+	uint32_t r, k, w;
+	uint64_t used = 0;
+
+	for (k = 0; k <= h->region_order; k++) {
+		for (w = 0; w < MR_REGION_WORDS; w++)
+			if (!!h->bitmap[k][w] != !!(h->summary[k] & (UINT64_C(1) << w)))
+				return "summary bit disagrees with its bitmap word";
+	}
+	for (r = 0; r < h->nregions; r++) {
+		const struct mr_region_info *ri = &h->regions[r];
+		uint32_t free_pages = 0;
+
+		if (ri->state == MR_REGION_UNUSED) {
+			if (ri->used_pages)
+				return "pages used in a region never opened";
+			continue;
+		}
+
+		for (k = 0; k <= h->region_order; k++) {
+			uint32_t p = ri->free_head[k], prev = MR_NONE;
+			bool bit = h->bitmap[k][r / 64] & (UINT64_C(1) << (r % 64));
+
+			if (bit != (p != MR_NONE))
+				return "region bitmap bit disagrees with its free list";
+			for (; p != MR_NONE; prev = p, p = h->spans[p].next) {
+				const struct mr_span *s = &h->spans[p];
+				uint32_t q, buddy = p ^ ORDER_PAGES(k);
+
+				if (mr_page_region(h, p) != r)
+					return "free block listed in another region";
+				if (s->kind != MR_SPAN_FREE || s->order != k)
+					return "listed block is not marked free of its order";
+				if (s->prev != prev)
+					return "free list back link broken";
+				if (p & (ORDER_PAGES(k) - 1))
+					return "free block not aligned to its order";
+				if (k < h->region_order && h->spans[buddy].kind == MR_SPAN_FREE &&
+				    h->spans[buddy].order == k)
+					return "two free buddies not coalesced";
+				for (q = p + 1; q < p + ORDER_PAGES(k); q++)
+					if (h->spans[q].kind == MR_SPAN_FREE)
+						return "free blocks overlap";
+				free_pages += ORDER_PAGES(k);
+			}
+		}
+		if (ri->state == MR_REGION_ACTIVE &&
+		    free_pages + ri->used_pages != ORDER_PAGES(h->region_order))
+			return "free + used pages of a region differ from its size";
+		if (ri->state != MR_REGION_ACTIVE && free_pages)
+			return "free blocks in a region not active";
+		used += ri->used_pages;
+	}
+	if (used != h->used_pages)
+		return "heap used pages differ from the sum over regions";
+	return NULL;
+}
+
+void mr_buddy_init(struct mr_heap *h, char *base, struct mr_span *spans, uint32_t region_order,
+		   uint32_t nregions, uint64_t decay_ns, const struct mr_heap_ops *ops)
+{
+	h->base = base;
+	h->spans = spans;
+	h->region_order = region_order;
+	h->nregions = nregions;
+	h->decay_ns = decay_ns;
+	h->ops = ops;
+	mr_buddy_set_nodes(h, 1);
+}
+
+void mr_buddy_set_nodes(struct mr_heap *h, uint32_t nnodes)
+{
+	uint32_t n, per;
+
+	if (nnodes < 1)
+		nnodes = 1;
+	if (nnodes > MR_MAX_NODES)
+		nnodes = MR_MAX_NODES;
+	if (nnodes > h->nregions)
+		nnodes = h->nregions;
+	per = h->nregions / nnodes;
+	h->nnodes = nnodes;
+	for (n = 0; n < nnodes; n++) {
+		h->node_lo[n] = h->hot_top[n] = n * per;
+		h->node_hi[n] = h->cold_bottom[n] = n + 1 == nnodes ? h->nregions : (n + 1) * per;
+	}
+}

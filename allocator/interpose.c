@@ -1,0 +1,489 @@
+/* The exported malloc family (glibc's rules: errno, overflow, malloc(0), alignment),
+ * its __libc_* aliases, foreign pointers handed to glibc, and the memreg.h API. */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allocator/alloc.h"
+#include "allocator/internal.h"
+#include "memreg.h"
+
+#define MR_EXPORT __attribute__((visibility("default")))
+#define MR_MIN_ALIGN 16
+
+/* ---- foreign pointers: glibc's own functions, found lazily ---- */
+
+static void *(*g_malloc)(size_t);
+static void (*g_free)(void *);
+static void *(*g_realloc)(void *, size_t);
+static size_t (*g_usable)(void *);
+static _Atomic int g_resolving;
+
+/* dlsym may allocate: while it runs, allocations come from this buffer, and frees
+ * of them are ignored. */
+static char boot_buf[16384] __attribute__((aligned(64)));
+static size_t boot_used;
+
+static bool in_boot(const void *p)
+{
+	return (const char *)p >= boot_buf && (const char *)p < boot_buf + sizeof(boot_buf);
+}
+
+static void *boot_alloc(size_t size)
+{
+	size_t off = __atomic_fetch_add(&boot_used, (size + 15) & ~(size_t)15, __ATOMIC_RELAXED);
+
+	if (off + size > sizeof(boot_buf)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return boot_buf + off;	/* zero: never reused */
+}
+
+static void resolve_glibc(void)
+{
+	if (g_free)
+		return;
+	atomic_store(&g_resolving, 1);
+	g_malloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
+	g_realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
+	g_usable = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+	g_free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
+	atomic_store(&g_resolving, 0);
+}
+
+static void foreign_free(void *p)
+{
+	if (in_boot(p))
+		return;
+	resolve_glibc();
+	if (g_free)
+		g_free(p);
+}
+
+static size_t foreign_usable(void *p)
+{
+	if (in_boot(p))
+		return 0;
+	resolve_glibc();
+	return g_usable ? g_usable(p) : 0;
+}
+
+/* ---- allocation ---- */
+
+static void *alloc_pick(size_t size, size_t align, enum mr_temp temp)
+{
+	struct mr_tcache *tc;
+	unsigned cls;
+	void *p;
+
+	if (MR_UNLIKELY(atomic_load_explicit(&g_resolving, memory_order_relaxed)))
+		return boot_alloc(size);
+	if (MR_UNLIKELY(!mr_ready())) {
+		resolve_glibc();
+		p = g_malloc && align <= MR_MIN_ALIGN ? g_malloc(size) : NULL;
+		if (!p)
+			errno = ENOMEM;
+		return p;
+	}
+	if (size <= MR_SMALL_MAX && align <= MR_PAGE_SIZE) {
+		cls = align <= MR_MIN_ALIGN ? mr_size_class(size) : mr_size_class_aligned(size, align);
+		if (cls < MR_NR_CLASSES) {
+			tc = mr_tc ? mr_tc : mr_tc_slow();
+			if (tc) {
+				struct mr_bin *b = &tc->bins[temp][cls];
+
+				p = b->free;
+				if (p) {
+					b->free = *(void **)p;
+					b->cur_used++;
+				} else {
+					p = mr_small_refill(tc, cls, temp);
+				}
+			} else {
+				p = mr_small_alloc_shared(cls, temp);
+			}
+			if (p)
+				return p;
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	p = mr_large_alloc(size, align, temp);
+	if (!p) {
+		/* The arena is full or the request absurd: glibc decides (ENOMEM). */
+		resolve_glibc();
+		p = g_malloc && align <= MR_MIN_ALIGN && size <= PTRDIFF_MAX ? g_malloc(size) : NULL;
+		if (!p)
+			errno = ENOMEM;
+	}
+	return p;
+}
+
+/* Every allocation that is not a bin pop: site tracking is done here, since site
+ * tracking turns the fast path off. */
+static void *alloc_slow(size_t size, size_t align, enum mr_temp temp, const void *ret)
+{
+	void *p = alloc_pick(size, align, temp);
+
+	if (MR_UNLIKELY(mr_site_ids != NULL) && p && mr_in_arena(p))
+		mr_site_ids[((uintptr_t)p - (uintptr_t)mr_arena_base) >> 4] = mr_site_id(ret);
+	return p;
+}
+
+static inline enum mr_temp cur_temp(struct mr_tcache *tc, const void *ret)
+{
+	enum mr_temp t = tc ? (enum mr_temp)tc->temp : MR_TEMP_NORMAL;
+
+	/* The very first allocation sets up the heap and reads the profile: before
+	 * looking its site up. */
+	if (MR_UNLIKELY(!tc))
+		mr_ready();
+
+	if (MR_UNLIKELY(mr_sites_on))
+		t = mr_site_temp(ret, t);
+	return t;
+}
+
+/* The fast path: a pop from the thread's bin of the size's class. */
+static inline void *alloc_fast(size_t size, const void *ret)
+{
+	struct mr_tcache *tc = mr_tc;
+
+	if (MR_LIKELY(tc != NULL && size <= MR_SMALL_MAX && !mr_sites_on)) {
+		struct mr_bin *b = &tc->bins[tc->temp][mr_size_class(size)];
+		void *p = b->free;
+
+		if (MR_LIKELY(p != NULL)) {
+			b->free = *(void **)p;
+			b->cur_used++;
+			return p;
+		}
+	}
+	return alloc_slow(size, MR_MIN_ALIGN, cur_temp(tc, ret), ret);
+}
+
+static inline void free_inline(void *p)
+{
+	struct mr_span *s;
+	struct mr_tcache *tc;
+
+	if (MR_UNLIKELY(!mr_in_arena(p))) {
+		if (p) {
+			int e = errno;
+
+			foreign_free(p);
+			errno = e;
+		}
+		return;
+	}
+	if (MR_UNLIKELY(mr_site_ids != NULL))
+		mr_site_ids[((uintptr_t)p - (uintptr_t)mr_arena_base) >> 4] = 0;
+	/* A slab's every page descriptor has kind, owner, class: one read. */
+	s = &mr_spans[((uintptr_t)p - (uintptr_t)mr_arena_base) >> MR_PAGE_SHIFT];
+	tc = mr_tc;
+	if (MR_LIKELY(s->kind == MR_SPAN_SLAB)) {
+		if (MR_LIKELY(s->owner == tc)) {
+			struct mr_bin *b = &tc->bins[s->temp][s->cls];
+
+			if (MR_LIKELY(s->head == b->cur_head)) {
+				*(void **)p = b->free;
+				b->free = p;
+				b->cur_used--;
+				return;
+			}
+			mr_local_free(tc, &mr_spans[s->head], p);
+			return;
+		}
+		mr_remote_free(s, p);	/* the owner is the same on every page */
+		return;
+	}
+	s = &mr_spans[s->head];
+	if (s->kind == MR_SPAN_LARGE || s->kind == MR_SPAN_HUGE) {
+		int e = errno;
+
+		mr_large_free(s);
+		errno = e;
+	}
+	/* Anything else is a double or invalid free: ignored rather than corrupting. */
+}
+
+static size_t usable_size(void *p)
+{
+	if (!p)
+		return 0;
+	if (!mr_in_arena(p))
+		return foreign_usable(p);
+	return mr_usable_size_span(mr_span_of(p));
+}
+
+static void *realloc_impl(void *p, size_t size, const void *ret)
+{
+	struct mr_span *s;
+	size_t old;
+	void *q;
+
+	if (!p)
+		return alloc_fast(size, ret);
+	if (size == 0) {
+		free_inline(p);
+		return NULL;
+	}
+	if (!mr_in_arena(p)) {
+		if (in_boot(p)) {
+			old = (size_t)(boot_buf + sizeof(boot_buf) - (char *)p);
+		} else {
+			resolve_glibc();
+			old = g_usable ? g_usable(p) : 0;
+		}
+		q = alloc_fast(size, ret);
+		if (!q)
+			return NULL;
+		memcpy(q, p, old < size ? old : size);
+		foreign_free(p);
+		return q;
+	}
+	s = mr_span_of(p);
+	if (s->kind == MR_SPAN_SLAB) {
+		old = mr_class_size[s->cls];
+		/* Keep it if the size still maps to its class (shrinks by up to a class). */
+		if (size <= old && (size > MR_SMALL_MAX || mr_size_class(size) + 1 >= s->cls))
+			return p;
+	} else {
+		old = (size_t)s->npages << MR_PAGE_SHIFT;
+		if (size > MR_SMALL_MAX && mr_large_resize(s, size))
+			return p;
+	}
+	q = alloc_slow(size, MR_MIN_ALIGN, (enum mr_temp)s->temp, ret);
+	if (!q)
+		return NULL;
+	memcpy(q, p, old < size ? old : size);
+	free_inline(p);
+	return q;
+}
+
+static void *aligned_impl(size_t align, size_t size, const void *ret)
+{
+	/* glibc rounds a non-power-of-two alignment up for memalign/aligned_alloc. */
+	if (align & (align - 1)) {
+		if (align > SIZE_MAX / 2 + 1) {
+			errno = EINVAL;
+			return NULL;
+		}
+		align = (size_t)1 << (64 - __builtin_clzll(align));
+	}
+	if (align <= MR_MIN_ALIGN)
+		return alloc_fast(size, ret);
+	if (size > PTRDIFF_MAX) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return alloc_slow(size ? size : 1, align, cur_temp(mr_tc, ret), ret);
+}
+
+/* ---- the exported family ---- */
+
+#define RET __builtin_return_address(0)
+
+/* Not declared by every glibc's headers. */
+void cfree(void *p);
+void free_sized(void *p, size_t size);
+void free_aligned_sized(void *p, size_t align, size_t size);
+
+MR_EXPORT void *malloc(size_t size)
+{
+	return alloc_fast(size, RET);
+}
+
+MR_EXPORT void free(void *p)
+{
+	free_inline(p);
+}
+
+MR_EXPORT void cfree(void *p)
+{
+	free_inline(p);
+}
+
+MR_EXPORT void free_sized(void *p, size_t size)
+{
+	(void)size;
+	free_inline(p);
+}
+
+MR_EXPORT void free_aligned_sized(void *p, size_t align, size_t size)
+{
+	(void)align;
+	(void)size;
+	free_inline(p);
+}
+
+MR_EXPORT void *calloc(size_t n, size_t size)
+{
+	size_t total;
+	void *p;
+
+	if (__builtin_mul_overflow(n, size, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p = alloc_fast(total, RET);
+	/* Huge spans made of fresh or purged regions are already zero. */
+	if (p) {
+		const struct mr_span *s = mr_in_arena(p) ? mr_span_of(p) : NULL;
+
+		if (!s || s->kind != MR_SPAN_HUGE || !(s->flags & MR_HUGE_ZEROED))
+			memset(p, 0, total);
+	}
+	return p;
+}
+
+MR_EXPORT void *realloc(void *p, size_t size)
+{
+	return realloc_impl(p, size, RET);
+}
+
+MR_EXPORT void *reallocarray(void *p, size_t n, size_t size)
+{
+	size_t total;
+
+	if (__builtin_mul_overflow(n, size, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc_impl(p, total, RET);
+}
+
+MR_EXPORT int posix_memalign(void **out, size_t align, size_t size)
+{
+	int e = errno;
+	void *p;
+
+	if (align < sizeof(void *) || (align & (align - 1)))
+		return EINVAL;
+	p = aligned_impl(align, size, RET);
+	if (!p) {
+		errno = e;
+		return ENOMEM;
+	}
+	*out = p;
+	return 0;
+}
+
+MR_EXPORT void *memalign(size_t align, size_t size)
+{
+	return aligned_impl(align, size, RET);
+}
+
+MR_EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+	return aligned_impl(align, size, RET);
+}
+
+MR_EXPORT void *valloc(size_t size)
+{
+	return aligned_impl(MR_PAGE_SIZE, size, RET);
+}
+
+MR_EXPORT void *pvalloc(size_t size)
+{
+	size_t rounded;
+
+	if (__builtin_add_overflow(size, MR_PAGE_SIZE - 1, &rounded)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	rounded &= ~(size_t)(MR_PAGE_SIZE - 1);
+	return aligned_impl(MR_PAGE_SIZE, rounded ? rounded : MR_PAGE_SIZE, RET);
+}
+
+MR_EXPORT size_t malloc_usable_size(void *p)
+{
+	return usable_size(p);
+}
+
+MR_EXPORT int malloc_trim(size_t pad)
+{
+	(void)pad;
+	if (mr_ready())
+		mr_heap_trim();
+	return 1;
+}
+
+#ifndef MR_NO_ALIASES	/* the fuzz build renames the family and has no aliases */
+/* copy(): the alias carries its target's attributes (GCC; clang has no need). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define MR_ALIAS(f) __attribute__((alias(#f), copy(f)))
+#else
+#define MR_ALIAS(f) __attribute__((alias(#f)))
+#endif
+MR_EXPORT void *__libc_malloc(size_t) MR_ALIAS(malloc);
+MR_EXPORT void __libc_free(void *) MR_ALIAS(free);
+MR_EXPORT void *__libc_calloc(size_t, size_t) MR_ALIAS(calloc);
+MR_EXPORT void *__libc_realloc(void *, size_t) MR_ALIAS(realloc);
+MR_EXPORT void *__libc_memalign(size_t, size_t) MR_ALIAS(memalign);
+MR_EXPORT void *__libc_valloc(size_t) MR_ALIAS(valloc);
+MR_EXPORT void *__libc_pvalloc(size_t) MR_ALIAS(pvalloc);
+#endif
+
+/* ---- memreg.h ---- */
+
+static enum mr_temp temp_of(int cls)
+{
+	return cls == MEMREG_HOT ? MR_TEMP_HOT : cls == MEMREG_COLD ? MR_TEMP_COLD : MR_TEMP_NORMAL;
+}
+
+MR_EXPORT void *memreg_malloc_class(size_t size, int cls)
+{
+	if (cls < MEMREG_HOT || cls > MEMREG_COLD) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return alloc_slow(size, MR_MIN_ALIGN, temp_of(cls), RET);
+}
+
+MR_EXPORT void *memreg_malloc_cold(size_t size)
+{
+	return alloc_slow(size, MR_MIN_ALIGN, MR_TEMP_COLD, RET);
+}
+
+MR_EXPORT void *memreg_malloc_hot(size_t size)
+{
+	return alloc_slow(size, MR_MIN_ALIGN, MR_TEMP_HOT, RET);
+}
+
+MR_EXPORT int memreg_set_thread_class(int cls)
+{
+	struct mr_tcache *tc;
+	int old;
+
+	if (cls < MEMREG_HOT || cls > MEMREG_COLD)
+		return -EINVAL;
+	tc = mr_tc ? mr_tc : mr_tc_slow();
+	if (!tc)
+		return -ENOMEM;
+	old = tc->temp;
+	tc->temp = (uint8_t)temp_of(cls);
+	return old;
+}
+
+MR_EXPORT int memreg_site_set_class(const void *site_addr, int cls)
+{
+	if (cls < MEMREG_HOT || cls > MEMREG_COLD || !site_addr)
+		return -EINVAL;
+	if (!mr_ready())
+		return -ENOMEM;
+	return mr_site_set(site_addr, temp_of(cls));
+}
+
+MR_EXPORT int memreg_class_of(const void *p)
+{
+	if (!p || !mr_in_arena(p))
+		return -EINVAL;
+	return mr_span_of(p)->temp;
+}

@@ -1,0 +1,604 @@
+/* Allocation sites and their temperature: a fixed table keyed by return address,
+ * filled from MEMREG_PROFILE (sites as module build-id + offset, so profiles survive
+ * ASLR) and memreg_site_set_class(). Lookups are lock-free; nothing here allocates. */
+#define _GNU_SOURCE 1
+#include "config.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "allocator/alloc.h"
+#include "allocator/internal.h"
+
+#define SITE_BITS 14
+#define SITE_SLOTS (1u << SITE_BITS)
+
+struct site_slot {
+	_Atomic uintptr_t addr;	/* 0: empty */
+	uint8_t temp;
+};
+
+static struct site_slot sites[SITE_SLOTS];
+static pthread_mutex_t sites_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned nsites;
+
+static inline uint32_t site_hash(uintptr_t a)
+{
+	return (uint32_t)((a * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - SITE_BITS));
+}
+
+enum mr_temp mr_site_temp(const void *ret, enum mr_temp def)
+{
+	uintptr_t a = (uintptr_t)ret;
+	uint32_t i = site_hash(a), n;
+
+	for (n = 0; n < SITE_SLOTS; n++, i = (i + 1) & (SITE_SLOTS - 1)) {
+		uintptr_t s = atomic_load_explicit(&sites[i].addr, memory_order_acquire);
+
+		if (s == a)
+			return (enum mr_temp)sites[i].temp;
+		if (s == 0)
+			return def;
+	}
+	return def;
+}
+
+/* Set or change a site's class. The table is 3/4 full at most. */
+int mr_site_set(const void *ret, enum mr_temp temp)
+{
+	uintptr_t a = (uintptr_t)ret;
+	uint32_t i = site_hash(a);
+	int rc = 0;
+
+	pthread_mutex_lock(&sites_lock);
+	for (;; i = (i + 1) & (SITE_SLOTS - 1)) {
+		uintptr_t s = atomic_load_explicit(&sites[i].addr, memory_order_relaxed);
+
+		if (s == a) {
+			sites[i].temp = (uint8_t)temp;
+			break;
+		}
+		if (s == 0) {
+			if (nsites >= SITE_SLOTS / 4 * 3) {
+				rc = -12;	/* -ENOMEM */
+				break;
+			}
+			sites[i].temp = (uint8_t)temp;
+			atomic_store_explicit(&sites[i].addr, a, memory_order_release);
+			nsites++;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sites_lock);
+	if (rc == 0)
+		__atomic_store_n(&mr_sites_on, 1, __ATOMIC_RELEASE);
+	return rc;
+}
+
+void mr_sites_lock(void)
+{
+	pthread_mutex_lock(&sites_lock);
+}
+
+void mr_sites_unlock(void)
+{
+	pthread_mutex_unlock(&sites_lock);
+}
+
+/* ---- build-ids of the loaded modules ---- */
+
+/* The GNU build-id of a loaded module as lower-case hex; 0 if none. */
+static int module_build_id(const struct dl_phdr_info *info, char *hex, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const char *p, *end;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+		end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+			const unsigned char *desc;
+			size_t namesz = (n->n_namesz + 3) & ~3u, descsz = (n->n_descsz + 3) & ~3u, k;
+
+			desc = (const unsigned char *)p + sizeof(*n) + namesz;
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+			    memcmp(p + sizeof(*n), "GNU", 4) == 0 && n->n_descsz * 2 < len) {
+				for (k = 0; k < n->n_descsz; k++) {
+					hex[2 * k] = digits[desc[k] >> 4];
+					hex[2 * k + 1] = digits[desc[k] & 15];
+				}
+				hex[2 * k] = '\0';
+				return 1;
+			}
+			p += sizeof(*n) + namesz + descsz;
+		}
+	}
+	return 0;
+}
+
+struct resolve_arg {
+	const char *build_id;	/* hex */
+	size_t id_len;
+	uintptr_t base;
+	int found;
+};
+
+static int resolve_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct resolve_arg *a = data;
+	char hex[130];
+
+	(void)size;
+	if (!module_build_id(info, hex, sizeof(hex)))
+		return 0;
+	if (strlen(hex) != a->id_len || strncmp(hex, a->build_id, a->id_len) != 0)
+		return 0;
+	a->base = info->dlpi_addr;
+	a->found = 1;
+	return 1;
+}
+
+static const char *skip_space(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	return p;
+}
+
+static const char *skip_word(const char *p, const char *end)
+{
+	while (p < end && *p != ' ' && *p != '\t' && *p != '\n')
+		p++;
+	return p;
+}
+
+static int parse_hex(const char *p, const char *end, uintptr_t *out)
+{
+	uintptr_t v = 0;
+
+	if (end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		p += 2;
+	if (p == end || end - p > 16)
+		return -1;
+	for (; p < end; p++) {
+		int d = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 :
+			*p >= 'A' && *p <= 'F' ? *p - 'A' + 10 : -1;
+
+		if (d < 0)
+			return -1;
+		v = v << 4 | (uintptr_t)d;
+	}
+	*out = v;
+	return 0;
+}
+
+static void profile_warn(const char *path, unsigned line, const char *what)
+{
+	char num[24];
+
+	mr_write_str(2, "libmemreg: ");
+	mr_write_str(2, path);
+	mr_write_str(2, ":");
+	mr_fmt_u64(num, line);
+	mr_write_str(2, num);
+	mr_write_str(2, ": ");
+	mr_write_str(2, what);
+	mr_write_str(2, "; profile ignored from here\n");
+}
+
+/* Load a MEMREG_PROFILE (format in docs/allocator.md):
+ *   memreg-profile 1
+ *   <build-id hex> <offset hex> hot|normal|cold [anything: a comment]
+ * Lines starting with '#' and empty lines are skipped. Returns the sites set. */
+int mr_profile_load(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), n = 0;
+	off_t size;
+	const char *buf, *p, *end;
+	unsigned line = 0;
+
+	if (fd < 0) {
+		mr_write_str(2, "libmemreg: cannot open MEMREG_PROFILE ");
+		mr_write_str(2, path);
+		mr_write_str(2, "\n");
+		return -1;
+	}
+	size = lseek(fd, 0, SEEK_END);
+	if (size <= 0) {
+		close(fd);
+		profile_warn(path, 1, "empty file");
+		return -1;
+	}
+	buf = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (buf == MAP_FAILED)
+		return -1;
+	end = buf + size;
+	for (p = buf; p < end; p = p < end ? p + 1 : p) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p)), *w, *we;
+		struct resolve_arg ra = { 0 };
+		uintptr_t off;
+		enum mr_temp t;
+
+		if (!eol)
+			eol = end;
+		line++;
+		w = skip_space(p, eol);
+		if (line == 1) {
+			if ((size_t)(eol - w) < 16 || memcmp(w, "memreg-profile 1", 16) != 0 ||
+			    (eol - w > 16 && w[16] != ' ' && w[16] != '\t' && w[16] != '\r')) {
+				profile_warn(path, line, "first line is not 'memreg-profile 1'");
+				break;
+			}
+			p = eol;
+			continue;
+		}
+		if (w == eol || *w == '#') {
+			p = eol;
+			continue;
+		}
+		we = skip_word(w, eol);
+		ra.build_id = w;
+		ra.id_len = (size_t)(we - w);
+		w = skip_space(we, eol);
+		we = skip_word(w, eol);
+		if (parse_hex(w, we, &off) != 0) {
+			profile_warn(path, line, "bad offset");
+			break;
+		}
+		w = skip_space(we, eol);
+		we = skip_word(w, eol);
+		if (we - w == 3 && memcmp(w, "hot", 3) == 0)
+			t = MR_TEMP_HOT;
+		else if (we - w == 6 && memcmp(w, "normal", 6) == 0)
+			t = MR_TEMP_NORMAL;
+		else if (we - w == 4 && memcmp(w, "cold", 4) == 0)
+			t = MR_TEMP_COLD;
+		else {
+			profile_warn(path, line, "class is not hot, normal or cold");
+			break;
+		}
+		/* Sites of modules not loaded yet are skipped: a profile names sites of
+		 * the program and its libraries, loaded before their first allocation. */
+		dl_iterate_phdr(resolve_cb, &ra);
+		if (ra.found && mr_site_set((const void *)(ra.base + off), t) == 0)
+			n++;
+		p = eol;
+	}
+	munmap((void *)buf, (size_t)size);
+	return n;
+}
+
+void mr_sites_init(void)
+{
+	if (MR_OPT_STR(profile))
+		mr_profile_load(MR_OPT_STR(profile));
+}
+
+/* ---- the site of an address, for the site map ---- */
+
+struct locate_arg {
+	uintptr_t addr;
+	uintptr_t base;
+	const char *path;
+	char build_id[130];
+	int found;
+};
+
+static int locate_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct locate_arg *a = data;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && a->addr >= lo && a->addr < lo + ph->p_memsz) {
+			a->base = info->dlpi_addr;
+			a->path = info->dlpi_name;
+			if (!module_build_id(info, a->build_id, sizeof(a->build_id)))
+				strcpy(a->build_id, "-");
+			a->found = 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Module build-id, path and offset of a code address; 0 if in no module. */
+int mr_site_locate(uintptr_t addr, char *build_id, size_t len, const char **path, uintptr_t *off)
+{
+	struct locate_arg a = { 0 };
+
+	a.addr = addr;
+	dl_iterate_phdr(locate_cb, &a);
+	if (!a.found)
+		return 0;
+	strncpy(build_id, a.build_id, len - 1);
+	build_id[len - 1] = '\0';
+	*path = a.path && *a.path ? a.path : "(main program)";
+	*off = addr - a.base;
+	return 1;
+}
+
+/* ---- site tracking for the site map (MEMREG_SITE_MAP) ---- */
+
+/* Site id of the object at each 16-byte granule of the arena (0: none), and the
+ * return address of each site id. Only when tracking: a side table of arena/8. */
+uint16_t *mr_site_ids;
+#define MAX_SIDS 65535u
+static uintptr_t sid_addr[MAX_SIDS + 1];
+static uint32_t nsids;
+static struct { _Atomic uintptr_t addr; _Atomic uint16_t sid; } sid_hash[1u << 17];
+
+void mr_sites_track(void)
+{
+	void *m = mmap(NULL, mr_arena_bytes / 8, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (m == MAP_FAILED) {
+		mr_write_str(2, "libmemreg: no memory for MEMREG_SITE_MAP; not tracking sites\n");
+		return;
+	}
+	mr_site_ids = m;
+	__atomic_store_n(&mr_sites_on, 1, __ATOMIC_RELEASE);
+}
+
+uint16_t mr_site_id(const void *ret)
+{
+	uintptr_t a = (uintptr_t)ret;
+	uint32_t mask = (1u << 17) - 1, i = (uint32_t)((a * UINT64_C(0x9E3779B97F4A7C15)) >> 47) & mask;
+	uint16_t sid = 0;
+
+	for (;; i = (i + 1) & mask) {
+		uintptr_t s = atomic_load_explicit(&sid_hash[i].addr, memory_order_acquire);
+
+		if (s == a) {
+			/* The inserter sets the id before the address. */
+			return atomic_load_explicit(&sid_hash[i].sid, memory_order_relaxed);
+		}
+		if (s == 0)
+			break;
+	}
+	pthread_mutex_lock(&sites_lock);
+	for (;; i = (i + 1) & mask) {
+		uintptr_t s = atomic_load_explicit(&sid_hash[i].addr, memory_order_relaxed);
+
+		if (s == a) {
+			sid = atomic_load_explicit(&sid_hash[i].sid, memory_order_relaxed);
+			break;
+		}
+		if (s == 0) {
+			if (nsids >= MAX_SIDS)
+				break;	/* 0: sites past the limit go unnamed */
+			sid = (uint16_t)++nsids;
+			sid_addr[sid] = a;
+			atomic_store_explicit(&sid_hash[i].sid, sid, memory_order_relaxed);
+			atomic_store_explicit(&sid_hash[i].addr, a, memory_order_release);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sites_lock);
+	return sid;
+}
+
+/* A small buffered writer on a file descriptor: no stdio (it allocates). */
+struct wbuf {
+	int fd;
+	size_t n;
+	int err;
+	char b[1 << 16];
+};
+
+static void wb_flush(struct wbuf *w)
+{
+	size_t off = 0;
+
+	while (off < w->n) {
+		ssize_t k = write(w->fd, w->b + off, w->n - off);
+
+		if (k <= 0) {
+			w->err = 1;
+			break;
+		}
+		off += (size_t)k;
+	}
+	w->n = 0;
+}
+
+static void wb_str(struct wbuf *w, const char *s)
+{
+	size_t len = strlen(s);
+
+	if (w->n + len > sizeof(w->b))
+		wb_flush(w);
+	if (len > sizeof(w->b))
+		return;
+	memcpy(w->b + w->n, s, len);
+	w->n += len;
+}
+
+static void wb_u64(struct wbuf *w, uint64_t v)
+{
+	char b[24];
+
+	mr_fmt_u64(b, v);
+	wb_str(w, b);
+}
+
+static void wb_hex(struct wbuf *w, uint64_t v)
+{
+	static const char d[] = "0123456789abcdef";
+	char b[20];
+	int i = 19;
+
+	b[i] = '\0';
+	do {
+		b[--i] = d[v & 15];
+		v >>= 4;
+	} while (v);
+	b[--i] = 'x';
+	b[--i] = '0';
+	wb_str(w, b + i);
+}
+
+/* Per page: (site, bytes) pairs, merged while one page is walked. */
+struct page_acc {
+	uint16_t sid[64];
+	uint64_t bytes[64];
+	unsigned n;
+};
+
+static void acc_add(struct page_acc *a, uint16_t sid, uint64_t bytes)
+{
+	unsigned i;
+
+	for (i = 0; i < a->n; i++)
+		if (a->sid[i] == sid) {
+			a->bytes[i] += bytes;
+			return;
+		}
+	if (a->n < 64) {
+		a->sid[a->n] = sid;
+		a->bytes[a->n++] = bytes;
+	}
+}
+
+static void acc_emit(struct wbuf *w, struct page_acc *a, uintptr_t page_addr)
+{
+	unsigned i;
+
+	if (!a->n)
+		return;
+	wb_str(w, "page ");
+	wb_hex(w, page_addr);
+	for (i = 0; i < a->n; i++) {
+		wb_str(w, " ");
+		wb_u64(w, a->sid[i]);
+		wb_str(w, ":");
+		wb_u64(w, a->bytes[i]);
+	}
+	wb_str(w, "\n");
+	a->n = 0;
+}
+
+/* Write the site map (format in docs/allocator.md): which pages hold which sites'
+ * live objects now. Called at exit; walks the heap under its lock. */
+void mr_site_map_write(const char *path)
+{
+	static struct wbuf w;
+	static struct page_acc acc;
+	const struct mr_heap *h = &mr_heap;
+	uint32_t r, sid, page, end;
+
+	if (!mr_site_ids)
+		return;
+	w.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (w.fd < 0) {
+		mr_write_str(2, "libmemreg: cannot write MEMREG_SITE_MAP ");
+		mr_write_str(2, path);
+		mr_write_str(2, "\n");
+		return;
+	}
+	w.n = 0;
+	wb_str(&w, "memreg-site-map 1\npage_size 4096\npid ");
+	wb_u64(&w, (uint64_t)getpid());
+	wb_str(&w, "\n");
+	mr_sites_lock();
+	for (sid = 1; sid <= nsids; sid++) {
+		char id[130];
+		const char *mpath;
+		uintptr_t off;
+
+		wb_str(&w, "site ");
+		wb_u64(&w, sid);
+		if (mr_site_locate(sid_addr[sid], id, sizeof(id), &mpath, &off)) {
+			wb_str(&w, " ");
+			wb_str(&w, id);
+			wb_str(&w, " ");
+			wb_hex(&w, off);
+			wb_str(&w, " ");
+			wb_str(&w, mpath);
+		} else {
+			wb_str(&w, " - ");
+			wb_hex(&w, sid_addr[sid]);
+			wb_str(&w, " -");
+		}
+		wb_str(&w, "\n");
+	}
+	mr_sites_unlock();
+	mr_heap_lock();
+	for (r = 0; r < h->nregions; r++) {
+		if (h->regions[r].state == MR_REGION_UNUSED || !h->regions[r].used_pages)
+			continue;
+		page = r << h->region_order;
+		end = page + (UINT32_C(1) << h->region_order);
+		while (page < end) {
+			const struct mr_span *s = &h->spans[page];
+			uint32_t np = 1;
+
+			if (s->head == page && s->kind == MR_SPAN_SLAB) {
+				uint32_t size = mr_class_size[s->cls], i;
+				char *base = mr_arena_base + ((size_t)page << MR_PAGE_SHIFT);
+				uintptr_t cur_page = (uintptr_t)base;
+
+				np = s->npages;
+				for (i = 0; i < s->bump; i++) {
+					char *o = base + (size_t)i * size;
+					uint16_t id = mr_site_ids[(o - mr_arena_base) >> 4];
+					uint64_t left = size;
+
+					if (!id)
+						continue;
+					/* An object may span pages: count its bytes on each. */
+					while (left) {
+						uintptr_t pg = (uintptr_t)o & ~(uintptr_t)(MR_PAGE_SIZE - 1);
+						uint64_t here = pg + MR_PAGE_SIZE - (uintptr_t)o;
+
+						if (here > left)
+							here = left;
+						if (pg != cur_page) {
+							acc_emit(&w, &acc, cur_page);
+							cur_page = pg;
+						}
+						acc_add(&acc, id, here);
+						o += here;
+						left -= here;
+					}
+				}
+				acc_emit(&w, &acc, cur_page);
+			} else if (s->head == page && (s->kind == MR_SPAN_LARGE || s->kind == MR_SPAN_HUGE)) {
+				char *base = mr_arena_base + ((size_t)page << MR_PAGE_SHIFT);
+				uint16_t id = mr_site_ids[(base - mr_arena_base) >> 4];
+				uint32_t i;
+
+				np = s->npages;
+				for (i = 0; id && i < np; i++) {
+					acc_add(&acc, id, MR_PAGE_SIZE);
+					acc_emit(&w, &acc, (uintptr_t)base + ((size_t)i << MR_PAGE_SHIFT));
+				}
+			} else if (s->kind == MR_SPAN_FREE && s->head == page) {
+				np = UINT32_C(1) << s->order;
+			}
+			page += np ? np : 1;
+		}
+	}
+	mr_heap_unlock();
+	wb_flush(&w);
+	if (close(w.fd) != 0 || w.err)
+		mr_write_str(2, "libmemreg: error writing MEMREG_SITE_MAP\n");
+}

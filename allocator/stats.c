@@ -1,0 +1,239 @@
+/* Allocator stats: the counters of stats-format.h, printed at exit (MEMREG_SHOW_STATS)
+ * and exported live (MEMREG_EXPORT_STATS) for `memregctl alloc-stats PID`. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "allocator/alloc.h"
+#include "allocator/internal.h"
+#include "allocator/stats-format.h"
+
+static struct mr_alloc_stats_file *export_map;
+static int export_pending;	/* a forked child exports on its first heap change */
+static void export_open_locked(void);
+static size_t export_bytes;
+static int export_fd = -1;
+static long export_pid;
+
+/* Fill @f from the heap; the caller holds the heap lock. */
+static void collect(struct mr_alloc_stats_file *f, uint32_t max_regions)
+{
+	const struct mr_heap *h = &mr_heap;
+	uint64_t page = MR_PAGE_SIZE;
+	uint32_t r, n = h->nregions < max_regions ? h->nregions : max_regions;
+	struct mr_tcache *tc;
+
+	f->region_bytes = page << h->region_order;
+	f->regions = h->nregions;
+	f->regions_opened = h->regions_opened;
+	f->regions_touched = h->regions_touched;
+	f->used_bytes = h->used_pages * page;
+	f->peak_used_bytes = h->peak_pages * page;
+	f->purges = h->purges;
+	f->hot_regions = f->cold_regions = 0;
+	for (r = 0; r < h->nnodes; r++) {
+		f->hot_regions += h->hot_top[r] - h->node_lo[r];
+		f->cold_regions += h->node_hi[r] - h->cold_bottom[r];
+	}
+	f->regions_live = f->regions_empty = 0;
+	f->thread_caches = 0;
+	for (tc = mr_all_caches(); tc; tc = tc->next_all)
+		f->thread_caches++;
+	for (r = 0; r < h->nregions; r++) {
+		const struct mr_region_info *ri = &h->regions[r];
+
+		if (ri->used_pages)
+			f->regions_live++;
+		else if (ri->state == MR_REGION_ACTIVE)
+			f->regions_empty++;
+		if (r < n) {
+			f->region[r].used_bytes = (uint64_t)ri->used_pages * page;
+			f->region[r].peak_bytes = (uint64_t)ri->peak_pages * page;
+			f->region[r].state = ri->state;
+			f->region[r].flags = (ri->purged ? MR_ALLOC_REGION_PURGED : 0) |
+					     (ri->pending ? MR_ALLOC_REGION_PENDING : 0) |
+					     (ri->touched ? MR_ALLOC_REGION_TOUCHED : 0);
+		}
+	}
+}
+
+/* Called with the heap lock held after page-heap changes, when exporting. */
+void mr_stats_publish(void)
+{
+	struct mr_alloc_stats_file *f;
+
+	if (MR_UNLIKELY(export_pending)) {
+		export_pending = 0;
+		export_open_locked();
+	}
+	f = export_map;
+	if (!f)
+		return;
+	__atomic_store_n(&f->seq, f->seq + 1, __ATOMIC_RELEASE);
+	collect(f, f->nregions);
+	__atomic_store_n(&f->seq, f->seq + 1, __ATOMIC_RELEASE);
+}
+
+/* A private copy of stderr: programs close theirs in atexit handlers (coreutils'
+ * close_stdout) that run before ours. */
+static int stats_fd = 2;
+
+static void put(const char *s)
+{
+	mr_write_str(stats_fd, s);
+}
+
+static void put_u64(uint64_t v)
+{
+	char b[24];
+
+	mr_fmt_u64(b, v);
+	put(b);
+}
+
+static void put_kib(uint64_t bytes)
+{
+	put_u64(bytes >> 10);
+	put(" KiB");
+}
+
+/* Resident bytes of a region: mincore over it, a chunk at a time. */
+static uint64_t region_resident(uint32_t r)
+{
+	static unsigned char vec[4096];
+	size_t rb = (size_t)MR_PAGE_SIZE << mr_heap.region_order, off, chunk = sizeof(vec) * MR_PAGE_SIZE;
+	uint64_t n = 0;
+	size_t i;
+
+	for (off = 0; off < rb; off += chunk) {
+		size_t len = rb - off < chunk ? rb - off : chunk;
+
+		if (mincore(mr_arena_base + (size_t)r * rb + off, len, vec) != 0)
+			return 0;
+		for (i = 0; i < len / MR_PAGE_SIZE; i++)
+			n += vec[i] & 1;
+	}
+	return n * MR_PAGE_SIZE;
+}
+
+static void print_stats(void)
+{
+	static struct mr_alloc_stats_file f;	/* no region entries: collect(.., 0) */
+	uint32_t r;
+
+	mr_heap_lock();
+	collect(&f, 0);
+	put("libmemreg: stats of pid ");
+	put_u64((uint64_t)getpid());
+	put("\n");
+#define MR_PRINT_COUNTER(name, help) put("  " #name " "); put_u64(f.name); put("  (" help ")\n");
+	MR_ALLOC_COUNTERS(MR_PRINT_COUNTER)
+#undef MR_PRINT_COUNTER
+	put("  region  state   committed        live        peak\n");
+	for (r = 0; r < mr_heap.nregions; r++) {
+		const struct mr_region_info *ri = &mr_heap.regions[r];
+
+		if (ri->state == MR_REGION_UNUSED)
+			continue;
+		put("  ");
+		put_u64(r);
+		put(ri->state == MR_REGION_HUGE ? "  huge    " :
+		    ri->used_pages ? "  live    " : ri->purged ? "  empty   " : "  free    ");
+		put_kib(region_resident(r));
+		put("  ");
+		put_kib((uint64_t)ri->used_pages * MR_PAGE_SIZE);
+		put("  ");
+		put_kib((uint64_t)ri->peak_pages * MR_PAGE_SIZE);
+		put("\n");
+	}
+	mr_heap_unlock();
+}
+
+static void at_exit(void)
+{
+	if (MR_OPT(show_stats))
+		print_stats();
+	if (MR_OPT_STR(site_map))
+		mr_site_map_write(MR_OPT_STR(site_map));
+}
+
+/* Create and map the export; the heap lock is held. A memfd named after the pid,
+ * kept open: readers find it in /proc/PID/fd, and it vanishes with the process
+ * however it ends (exec closes it: O_CLOEXEC). */
+static void export_open_locked(void)
+{
+	char name[48];
+	size_t bytes = sizeof(struct mr_alloc_stats_file) +
+		       (size_t)mr_heap.nregions * sizeof(struct mr_alloc_stats_region);
+	int fd;
+	void *m;
+
+	export_pid = (long)getpid();
+	memcpy(name, "memreg-alloc.", 13);
+	mr_fmt_u64(name + 13, (uint64_t)export_pid);
+	fd = memfd_create(name, MFD_CLOEXEC);
+	if (fd < 0)
+		return;
+	bytes = (bytes + MR_PAGE_SIZE - 1) & ~(size_t)(MR_PAGE_SIZE - 1);
+	if (ftruncate(fd, (off_t)bytes) != 0) {
+		close(fd);
+		return;
+	}
+	m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		close(fd);
+		return;
+	}
+	export_fd = fd;
+	export_map = m;
+	export_bytes = bytes;
+	export_map->magic = MR_ALLOC_STATS_MAGIC;
+	export_map->version = MR_ALLOC_STATS_VERSION;
+	export_map->header_bytes = sizeof(struct mr_alloc_stats_file);
+	export_map->region_entry_bytes = sizeof(struct mr_alloc_stats_region);
+	export_map->nregions = mr_heap.nregions;
+	export_map->pid = export_pid;
+}
+
+static void export_open(void)
+{
+	mr_heap_lock();
+	export_open_locked();
+	mr_stats_publish();
+	mr_heap_unlock();
+}
+
+void mr_stats_init(void)
+{
+	mr_sites_init();
+	if (MR_OPT_STR(site_map))
+		mr_sites_track();
+	if (MR_OPT(export_stats))
+		export_open();
+	if (MR_OPT(show_stats)) {
+		int fd = fcntl(2, F_DUPFD_CLOEXEC, 100);
+
+		if (fd >= 0)
+			stats_fd = fd;
+	}
+	if (MR_OPT(show_stats) || MR_OPT_STR(site_map))
+		atexit(at_exit);
+}
+
+/* A forked child exports under its own pid, if the parent did, from its first
+ * page-heap change on: a child that only execs leaves no file behind. */
+void mr_stats_after_fork(void)
+{
+	if (!export_map)
+		return;
+	munmap(export_map, export_bytes);
+	close(export_fd);
+	export_fd = -1;
+	export_map = NULL;
+	export_pending = 1;
+}

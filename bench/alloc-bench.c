@@ -1,0 +1,382 @@
+/* Allocator workloads for bench/alloc-bench.sh, run under each allocator by
+ * LD_PRELOAD: alloc-bench WORKLOAD. Each prints "key=value" lines (time is taken
+ * outside, by the script). Bounded: each takes a second or a few under glibc. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static uint64_t rng(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static long rss_bytes(void)
+{
+	long pages = 0, res = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f) {
+		if (fscanf(f, "%ld %ld", &pages, &res) != 2)
+			res = 0;
+		fclose(f);
+	}
+	return res * sysconf(_SC_PAGESIZE);
+}
+
+/* Server-like: random sizes, a quarter of the frees done by another thread. */
+#define SRV_THREADS 4
+#define SRV_SLOTS 2048
+static _Atomic(void *) exchange[SRV_THREADS * 64];
+
+static void *server_thread(void *arg)
+{
+	uint64_t s = (uintptr_t)arg * 0x9e3779b97f4a7c15u | 1;
+	void *slot[SRV_SLOTS] = { 0 };
+	long i;
+
+	for (i = 0; i < 1500000; i++) {
+		uint64_t r = rng(&s);
+		unsigned k = r % SRV_SLOTS;
+		size_t n = (r >> 16) % 16 == 0 ? (r >> 24) % 65536 + 1 : (r >> 24) % 512 + 1;
+
+		if (slot[k]) {
+			if ((r >> 40) % 4 == 0) {
+				/* Hand it to whoever takes this exchange slot; free what was there. */
+				void *old = atomic_exchange(&exchange[(r >> 44) % (SRV_THREADS * 64)], slot[k]);
+
+				free(old);
+			} else {
+				free(slot[k]);
+			}
+		}
+		slot[k] = malloc(n);
+		memset(slot[k], (int)i, n < 64 ? n : 64);
+	}
+	for (i = 0; i < SRV_SLOTS; i++)
+		free(slot[i]);
+	return NULL;
+}
+
+static int w_server(void)
+{
+	pthread_t t[SRV_THREADS];
+	unsigned i;
+
+	for (i = 0; i < SRV_THREADS; i++)
+		pthread_create(&t[i], NULL, server_thread, (void *)(uintptr_t)(i + 1));
+	for (i = 0; i < SRV_THREADS; i++)
+		pthread_join(t[i], NULL);
+	for (i = 0; i < SRV_THREADS * 64; i++)
+		free(atomic_load(&exchange[i]));
+	return 0;
+}
+
+/* Producer/consumer: objects made on one thread, freed on another. */
+#define RING 1024
+struct ring {
+	_Atomic(void *) slot[RING];
+	atomic_uint head, tail;
+	char pad[64];
+};
+static struct ring rings[2];
+
+static void *producer(void *arg)
+{
+	struct ring *r = arg;
+	uint64_t s = (uintptr_t)arg | 1;
+	unsigned i;
+
+	for (i = 0; i < 2000000; i++) {
+		size_t n = rng(&s) % 496 + 16;
+		void *p = malloc(n);
+		unsigned h = atomic_load_explicit(&r->head, memory_order_relaxed);
+
+		memset(p, 1, 16);
+		while (h - atomic_load_explicit(&r->tail, memory_order_acquire) >= RING)
+			sched_yield();
+		atomic_store_explicit(&r->slot[h % RING], p, memory_order_relaxed);
+		atomic_store_explicit(&r->head, h + 1, memory_order_release);
+	}
+	return NULL;
+}
+
+static void *consumer(void *arg)
+{
+	struct ring *r = arg;
+	unsigned done = 0;
+
+	while (done < 2000000) {
+		unsigned t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+
+		if (t == atomic_load_explicit(&r->head, memory_order_acquire)) {
+			sched_yield();
+			continue;
+		}
+		free(atomic_load_explicit(&r->slot[t % RING], memory_order_relaxed));
+		atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+		done++;
+	}
+	return NULL;
+}
+
+static int w_prodcons(void)
+{
+	pthread_t t[4];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		pthread_create(&t[2 * i], NULL, producer, &rings[i]);
+		pthread_create(&t[2 * i + 1], NULL, consumer, &rings[i]);
+	}
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
+
+/* False sharing: small objects allocated by the main thread in turn for each worker
+ * (as a server hands out request buffers), then written hard by their worker. */
+#define FS_THREADS 4
+#define FS_OBJS 64
+static volatile uint64_t *fs_obj[FS_THREADS][FS_OBJS];
+
+static void *fs_thread(void *arg)
+{
+	volatile uint64_t **o = (volatile uint64_t **)fs_obj[(uintptr_t)arg];
+	long i;
+	int k;
+
+	for (i = 0; i < 3000000; i++)
+		for (k = 0; k < FS_OBJS; k++)
+			o[k][0]++;
+	return NULL;
+}
+
+static int w_falseshare(void)
+{
+	pthread_t t[FS_THREADS];
+	int i, k;
+
+	for (k = 0; k < FS_OBJS; k++)
+		for (i = 0; i < FS_THREADS; i++)
+			fs_obj[i][k] = calloc(1, 16);
+	for (i = 0; i < FS_THREADS; i++)
+		pthread_create(&t[i], NULL, fs_thread, (void *)(uintptr_t)i);
+	for (i = 0; i < FS_THREADS; i++)
+		pthread_join(t[i], NULL);
+	for (k = 0; k < FS_OBJS; k++)
+		for (i = 0; i < FS_THREADS; i++)
+			free((void *)fs_obj[i][k]);
+	return 0;
+}
+
+/* Single-thread small-object churn. */
+static int w_churn(void)
+{
+	static void *a[4096];
+	uint64_t s = 1;
+	long i;
+
+	for (i = 0; i < 30000000; i++) {
+		uint64_t r = rng(&s);
+		unsigned k = r % 4096;
+
+		free(a[k]);
+		a[k] = malloc((r >> 20) % 256 + 1);
+		*(char *)a[k] = 1;
+	}
+	for (i = 0; i < 4096; i++)
+		free(a[i]);
+	return 0;
+}
+
+/* Large realloc growth: 32 buffers grown in turns by 4 KiB to 8 MiB. */
+static int w_realloc(void)
+{
+	char *b[32] = { 0 };
+	size_t n;
+	int k;
+
+	for (n = 4096; n <= (8u << 20); n += 4096)
+		for (k = 0; k < 32; k++) {
+			b[k] = realloc(b[k], n);
+			b[k][n - 1] = (char)k;
+		}
+	for (k = 0; k < 32; k++)
+		free(b[k]);
+	return 0;
+}
+
+/* Mixed sizes, 16 B to 64 KiB, mostly small (a long tail). */
+static size_t mixed_size(uint64_t *s)
+{
+	uint64_t r = rng(s);
+	unsigned lg = (unsigned)(r % 100 < 60 ? 4 + r / 100 % 4 : r % 100 < 90 ? 8 + r / 100 % 4 :
+				 12 + r / 100 % 5);
+
+	return ((size_t)1 << lg) + (r >> 32) % ((size_t)1 << lg);
+}
+
+/* Fragmentation: 2 GiB in mixed sizes, 90% freed at random: resident bytes after. */
+static int w_frag(void)
+{
+	size_t cap = 1 << 22, n = 0, total = 0, i;
+	void **p = calloc(cap, sizeof(*p));
+	uint64_t s = 3;
+
+	while (total < (2ul << 30) && n < cap) {
+		size_t sz = mixed_size(&s);
+
+		p[n] = malloc(sz);
+		memset(p[n], 7, sz);
+		total += sz;
+		n++;
+	}
+	for (i = 0; i < n; i++)
+		if (rng(&s) % 10) {
+			free(p[i]);
+			p[i] = NULL;
+		}
+	printf("objects=%zu allocated_bytes=%zu rss_after_bytes=%ld\n", n, total, rss_bytes());
+	for (i = 0; i < n; i++)
+		free(p[i]);
+	free(p);
+	return 0;
+}
+
+/* Two allocation sites, kept distinct: no tail call, no inlining, no merging of the
+ * identical functions (noipa). */
+__attribute__((noipa, optimize("no-optimize-sibling-calls"))) static void *site_a(size_t n)
+{
+	void *p = malloc(n);
+
+	__asm__ volatile("# site a" ::: "memory");
+	return p;
+}
+
+__attribute__((noipa, optimize("no-optimize-sibling-calls"))) static void *site_b(size_t n)
+{
+	void *p = malloc(n);
+
+	__asm__ volatile("# site b" ::: "memory");
+	return p;
+}
+
+#define REGION_SHIFT 26	/* 64 MiB windows, memreg's default region size */
+
+static size_t distinct_windows(void **p, size_t n, unsigned shift)
+{
+	uintptr_t *w = malloc(n * sizeof(*w));
+	size_t i, d = 0;
+	int swapped = 1;
+
+	for (i = 0; i < n; i++)
+		w[i] = (uintptr_t)p[i] >> shift;
+	/* Counting distinct values: sort (comb sort, no libc qsort in the timing). */
+	for (size_t gap = n; gap > 1 || swapped;) {
+		gap = gap * 10 / 13;
+		if (gap < 1)
+			gap = 1;
+		swapped = 0;
+		for (i = 0; i + gap < n; i++)
+			if (w[i] > w[i + gap]) {
+				uintptr_t t = w[i];
+
+				w[i] = w[i + gap];
+				w[i + gap] = t;
+				swapped = 1;
+			}
+		if (gap == 1 && !swapped)
+			break;
+	}
+	for (i = 0; i < n; i++)
+		if (i == 0 || w[i] != w[i - 1])
+			d++;
+	free(w);
+	return d;
+}
+
+/* Packing by site: long-lived objects of site A (10% of bytes) interleaved in time
+ * with short-lived ones of site B, which are then freed. */
+static int w_packing(void)
+{
+	size_t nlong = 0, nshort = 0, live = 0, total = 0, i, cap = 1 << 21;
+
+	void **lp = malloc(cap * sizeof(void *)), **sp = malloc(cap * 8 * sizeof(void *));
+	uint64_t s = 5;
+
+	while (total < (1536ul << 20)) {
+		size_t sz = mixed_size(&s) % 4096 + 64;
+
+		if (rng(&s) % 10 == 0) {
+			lp[nlong] = site_a(sz);
+			memset(lp[nlong++], 1, sz);
+			live += sz;
+		} else {
+			sp[nshort] = site_b(sz);
+			memset(sp[nshort++], 2, sz);
+		}
+		total += sz;
+	}
+	for (i = 0; i < nshort; i++)
+		free(sp[i]);
+	printf("live_bytes=%zu regions_with_live=%zu region_limit=%zu rss_after_bytes=%ld\n", live,
+	       distinct_windows(lp, nlong, REGION_SHIFT),
+	       (live + (1ul << REGION_SHIFT) - 1) >> REGION_SHIFT, rss_bytes());
+	/* The long-lived objects stay to the end: a site map written at exit shows them. */
+	free(sp);
+	return 0;
+}
+
+/* Hot-set inflation: hot objects of site A (10% of bytes) interleaved in allocation
+ * order with cold ones of site B: pages holding hot objects / (hot bytes / page). */
+static int w_hotset(void)
+{
+	size_t nhot = 0, ncold = 0, hot = 0, cap = 1 << 21, pages;
+	void **hp = malloc(cap * sizeof(void *)), **cp = malloc(cap * 8 * sizeof(void *));
+	uint64_t s = 9;
+
+	while (hot + ncold * 160 < (256ul << 20) && nhot < cap) {
+		size_t sz = rng(&s) % 192 + 64;
+
+		if (rng(&s) % 10 == 0) {
+			hp[nhot] = site_a(sz);
+			memset(hp[nhot++], 1, sz);
+			hot += sz;
+		} else {
+			cp[ncold] = site_b(sz);
+			memset(cp[ncold++], 2, sz);
+		}
+	}
+	pages = distinct_windows(hp, nhot, 12);
+	printf("hot_bytes=%zu hot_pages=%zu inflation=%.2f\n", hot, pages,
+	       (double)pages / ((double)hot / 4096));
+	/* Everything stays to the end: a site map written at exit shows it. */
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(void);
+	} w[] = {
+		{ "server", w_server }, { "prodcons", w_prodcons }, { "falseshare", w_falseshare },
+		{ "churn", w_churn }, { "realloc", w_realloc }, { "frag", w_frag },
+		{ "packing", w_packing }, { "hotset", w_hotset },
+	};
+	unsigned i;
+
+	if (argc == 2)
+		for (i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+			if (strcmp(argv[1], w[i].name) == 0)
+				return w[i].fn();
+	fprintf(stderr, "usage: alloc-bench server|prodcons|falseshare|churn|realloc|frag|packing|hotset\n");
+	return 2;
+}

@@ -1,0 +1,186 @@
+#!/bin/sh
+# Allocator benchmarks (not tests): libmemreg against glibc, jemalloc, tcmalloc and
+# mimalloc (Debian packages, all by LD_PRELOAD), side by side. Prints the tables of
+# docs/allocator.md: median time and peak RSS of RUNS runs, as ratios to glibc and to
+# each peer; fragmentation; packing by site; hot-set inflation (memreg with and without
+# a site profile made from its own site map).
+# Usage: bench/alloc-bench.sh [-n RUNS] [-w "WORKLOADS"] [BUILDDIR]   (default 5, build)
+# Needs: gcc, /usr/bin/time, python3.11; the peers' packages (libjemalloc2,
+# libgoogle-perftools4, libmimalloc2.0); missing peers are left out and named.
+set -u
+RUNS=5
+WORKLOADS="server prodcons falseshare churn realloc frag packing hotset gcc python"
+while getopts n:w: o; do
+	case $o in
+	n) RUNS=$OPTARG ;;
+	w) WORKLOADS=$OPTARG ;;
+	*) echo "usage: $0 [-n RUNS] [-w WORKLOADS] [BUILDDIR]" >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+src=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-$src/build}" && pwd)
+MEMREG=$build/.libs/libmemreg.so
+[ -f "$MEMREG" ] || { echo "alloc-bench: $MEMREG not built" >&2; exit 1; }
+LIBDIR=/usr/lib/x86_64-linux-gnu
+out=$(mktemp -d /tmp/alloc-bench.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+
+ALLOCS="glibc memreg"
+for peer in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc.so.4 mimalloc:libmimalloc.so.2; do
+	if [ -f "$LIBDIR/${peer#*:}" ]; then
+		ALLOCS="$ALLOCS ${peer%%:*}"
+	else
+		echo "note: ${peer%%:*} missing ($LIBDIR/${peer#*:}): left out"
+	fi
+done
+lib_of() {
+	case $1 in
+	glibc) echo "" ;;
+	memreg) echo "$MEMREG" ;;
+	jemalloc) echo "$LIBDIR/libjemalloc.so.2" ;;
+	tcmalloc) echo "$LIBDIR/libtcmalloc.so.4" ;;
+	mimalloc) echo "$LIBDIR/libmimalloc.so.2" ;;
+	esac
+}
+
+gcc -O2 -o "$out/alloc-bench" "$src/bench/alloc-bench.c" -lpthread || exit 1
+# The real-program workloads.
+GCC_SRCS="allocator/buddy.c allocator/alloc.c allocator/interpose.c common/util.c common/root.c tools/memregctl.c"
+cat >"$out/gcc.sh" <<EOF
+for f in $GCC_SRCS; do
+	gcc -O2 -c -I"$build" -I"$src" -I"$src/include" "$src/\$f" -o "$out/gcc-\$(basename \$f).o" || exit 1
+done
+EOF
+cat >"$out/py.py" <<'EOF'
+import json, random
+random.seed(1)
+docs = [{"id": i, "name": "n%d" % i, "tags": [random.random() for _ in range(20)],
+         "sub": {str(j): "x" * (j % 50) for j in range(30)}} for i in range(20000)]
+s = json.dumps(docs)
+back = json.loads(s)
+idx = {}
+for d in back:
+    for t in d["tags"]:
+        idx.setdefault(round(t, 2), []).append(d["id"])
+words = sorted(set("".join(random.choice("abcdef") for _ in range(8)) for _ in range(200000)))
+print(len(s), len(idx), len(words))
+EOF
+cmd_of() {
+	case $1 in
+	gcc) echo "sh $out/gcc.sh" ;;
+	python) echo "/usr/bin/python3.11 $out/py.py" ;;
+	*) echo "$out/alloc-bench $1" ;;
+	esac
+}
+
+# One run: "alloc workload seconds peak_kib [key=value...]" into $out/runs.
+run_one() {
+	a=$1 w=$2
+	shift 2
+	lib=$(lib_of "$a")
+	# shellcheck disable=SC2046
+	env ${lib:+LD_PRELOAD=$lib} "$@" /usr/bin/time -f "TIME %e %M" $(cmd_of "$w") >"$out/o" 2>"$out/e" ||
+		{ echo "alloc-bench: $a $w failed:" >&2; tail -3 "$out/e" >&2; return; }
+	set -- $(grep '^TIME ' "$out/e")
+	echo "$a $w $2 $3 $(grep -o '[a-z_]*=[0-9.]*' "$out/o" | tr '\n' ' ')" >>"$out/runs"
+}
+
+# A site profile for packing/hotset from memreg's own site map: site_a (long-lived
+# in packing, hot in hotset) and site_b, found by the functions holding their offsets.
+make_profile() {
+	w=$1 class_a=$2 class_b=$3
+	LD_PRELOAD=$MEMREG MEMREG_SITE_MAP=$out/map.$w "$out/alloc-bench" "$w" >/dev/null || return
+	nm -n "$out/alloc-bench" | awk '$2 ~ /^[tT]$/ { print $1, $3 }' >"$out/syms"
+	echo "memreg-profile 1" >"$out/profile.$w"
+	awk -v a="$class_a" -v b="$class_b" -v syms="$out/syms" '
+		function hex(s,  i, v, c) { s = tolower(s); sub(/^0x/, "", s); v = 0
+			for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)) - 1; v = v * 16 + c }
+			return v }
+		BEGIN { while ((getline l < syms) > 0) { split(l, f, " "); n++; addr[n] = hex(f[1]); name[n] = f[2] } }
+		$1 == "site" && $5 == "(main" {
+			off = hex($4); fn = ""
+			for (i = 1; i <= n; i++) if (addr[i] <= off) fn = name[i]
+			if (fn == "site_a") print $3, $4, a, "site_a"
+			if (fn == "site_b") print $3, $4, b, "site_b"
+		}' "$out/map.$w" >>"$out/profile.$w"
+}
+
+for w in $WORKLOADS; do
+	case $w in python) [ -x /usr/bin/python3.11 ] || { echo "note: no python3.11: python left out"; continue; } ;; esac
+	echo "running $w ($RUNS rounds x $(echo $ALLOCS | wc -w) allocators)..." >&2
+	for r in $(seq "$RUNS"); do
+		for a in $ALLOCS; do
+			run_one "$a" "$w"
+		done
+	done
+	case $w in
+	packing | hotset)
+		if [ $w = packing ]; then make_profile packing cold normal; else make_profile hotset hot cold; fi
+		for r in $(seq "$RUNS"); do
+			run_one memreg "$w" MEMREG_PROFILE="$out/profile.$w" && sed -i '$ s/^memreg /memreg+profile /' "$out/runs"
+		done
+		;;
+	esac
+done
+cp "$out/runs" "${ALLOC_BENCH_SAVE:-/dev/null}" 2>/dev/null
+
+# ---- tables ----
+awk -v allocs="$ALLOCS" -v workloads="$WORKLOADS" '
+function median(list,   n, a, i, j, t) {
+	n = split(list, a, " ")
+	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+{
+	key = $1 SUBSEP $2
+	t[key] = t[key] " " $3; m[key] = m[key] " " $4
+	for (i = 5; i <= NF; i++) { split($i, kv, "="); x[key, kv[1]] = x[key, kv[1]] " " kv[2] }
+	seen[$1] = 1
+}
+END {
+	na = split(allocs, A, " "); nw = split(workloads, W, " ")
+	for (pass = 1; pass <= 2; pass++) {
+		if (pass == 1) printf "\nTime (median of runs, seconds) and the ratio memreg / each allocator\n"
+		else printf "\nPeak RSS (median of runs, MiB) and the ratio memreg / each allocator\n"
+		printf "%-11s", "workload"
+		for (i = 1; i <= na; i++) printf " %9s", A[i]
+		for (i = 1; i <= na; i++) if (A[i] != "memreg") printf " %10s", "/" A[i]
+		printf "\n"
+		for (k = 1; k <= nw; k++) {
+			w = W[k]; if (!((("memreg") SUBSEP w) in t)) continue
+			printf "%-11s", w
+			for (i = 1; i <= na; i++) {
+				key = A[i] SUBSEP w
+				v[i] = (key in t) ? (pass == 1 ? median(t[key]) : median(m[key]) / 1024) : 0
+				printf(pass == 1 ? " %9.2f" : " %9.1f", v[i])
+				if (A[i] == "memreg") me = v[i]
+			}
+			for (i = 1; i <= na; i++) if (A[i] != "memreg") {
+				r = v[i] > 0 && me > 0 ? me / v[i] : 0
+				printf " %10.2f", r
+				if (r > 0) { lg[pass, A[i]] += log(r); cnt[pass, A[i]]++ }
+			}
+			printf "\n"
+		}
+		printf "%-11s", "geomean"
+		for (i = 1; i <= na; i++) printf " %9s", ""
+		for (i = 1; i <= na; i++) if (A[i] != "memreg")
+			printf " %10.2f", cnt[pass, A[i]] ? exp(lg[pass, A[i]] / cnt[pass, A[i]]) : 0
+		printf "\n"
+	}
+	printf "\nFragmentation: 2 GiB in mixed sizes, 90%% freed at random: resident after (MiB)\n"
+	for (i = 1; i <= na; i++) { key = A[i] SUBSEP "frag"; if ((key, "rss_after_bytes") in x) printf "  %-16s %8.0f\n", A[i], median(x[key, "rss_after_bytes"]) / 1048576 }
+	printf "\nPacking by site: 64 MiB windows holding live long-lived data (limit = ceil(live / 64 MiB)), resident after\n"
+	n2 = na; A[++n2] = "memreg+profile"
+	for (i = 1; i <= n2; i++) { key = A[i] SUBSEP "packing"; if ((key, "regions_with_live") in x)
+		printf "  %-16s regions %4d  limit %d  rss %6.0f MiB\n", A[i], median(x[key, "regions_with_live"]), median(x[key, "region_limit"]), median(x[key, "rss_after_bytes"]) / 1048576 }
+	printf "\nHot-set inflation: pages holding hot objects / (hot bytes / 4 KiB); goal about 1\n"
+	for (i = 1; i <= n2; i++) { key = A[i] SUBSEP "hotset"; if ((key, "inflation") in x)
+		printf "  %-16s %6.2f\n", A[i], median(x[key, "inflation"]) }
+}' "$out/runs"
+echo
+echo "runs per cell: $RUNS; machine: $(nproc) CPUs, shared with other jobs (numbers are noisy)"
+[ -f "$out/profile.packing" ] && { echo "profile used for packing:"; sed 's/^/  /' "$out/profile.packing"; }
+[ -f "$out/profile.hotset" ] && { echo "profile used for hotset:"; sed 's/^/  /' "$out/profile.hotset"; }
+exit 0

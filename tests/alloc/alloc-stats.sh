@@ -1,0 +1,60 @@
+#!/bin/sh
+# memregctl alloc-stats: reads the live export of a running process (JSON fields
+# checked), and rejects a missing, foreign or truncated stats file with exit 1.
+. "$top_srcdir/tests/alloc/preload.sh"
+CTL="$top_builddir/tools/memregctl"
+tmp=$(mktemp -d) || exit 99
+trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+status=0
+fail() {
+	echo "FAIL: $*" >&2
+	status=1
+}
+
+# A process that allocates 40 MiB, one huge block, then waits for the file "go".
+cat >"$tmp/hold.sh" <<'SH'
+i=0; x=""
+while [ $i -lt 20 ]; do x="$x$(printf '%01000d' 0)"; i=$((i + 1)); done
+while [ ! -f "$1" ]; do sleep 0.1; done
+SH
+LD_PRELOAD="$MEMREG_LIB" MEMREG_EXPORT_STATS=1 sh "$tmp/hold.sh" "$tmp/go" &
+pid=$!
+sleep 1
+"$CTL" alloc-stats --json $pid >"$tmp/out.json" || fail "alloc-stats --json exited $?"
+"$CTL" alloc-stats $pid >"$tmp/out.txt" || fail "alloc-stats exited $?"
+for fd in /proc/$pid/fd/*; do
+	case "$(readlink "$fd")" in "/memfd:memreg-alloc.$pid (deleted)") cp "$fd" "$tmp/good.bin" ;; esac
+done
+[ -s "$tmp/good.bin" ] || fail "no memfd memreg-alloc.$pid in /proc/$pid/fd"
+grep -q "^pid $pid: 4096 regions of 64 MiB" "$tmp/out.txt" || fail "table header: $(head -1 "$tmp/out.txt")"
+for field in '"version":1' "\"pid\":$pid" '"region_bytes":67108864' '"regions_live":1' '"state":"live"'; do
+	tr -d ' \n' <"$tmp/out.json" | grep -q "$field" || fail "JSON lacks $field"
+done
+touch "$tmp/go"
+wait $pid
+out=$("$CTL" alloc-stats $pid 2>&1); rc=$?
+[ $rc -eq 1 ] && echo "$out" | grep -q 'no libmemreg stats' || fail "exited process: $rc $out"
+
+# Bad input under a fixture root (/proc/4242/fd/3 -> the memfd's name): foreign,
+# truncated, and a process without the export.
+mkdir -p "$tmp/root/proc/4242/fd" "$tmp/root/proc/4243/fd"
+echo data >"$tmp/junk"
+ln -s "$tmp/junk" "$tmp/root/proc/4243/fd/0"
+out=$("$CTL" alloc-stats --root "$tmp/root" 4243 2>&1); rc=$?
+[ $rc -eq 1 ] && echo "$out" | grep -q 'no libmemreg stats' || fail "no export: $rc $out"
+# Saved copies: good, foreign, truncated, missing.
+cp "$tmp/good.bin" "$tmp/copy.bin" 2>/dev/null
+"$CTL" alloc-stats --json --file "$tmp/good.bin" | tr -d ' \n' | grep -q '"regions":4096' ||
+	fail "--file of a saved copy"
+head -c 300 /dev/urandom >"$tmp/bad.bin"
+out=$("$CTL" alloc-stats --file "$tmp/bad.bin" 2>&1); rc=$?
+[ $rc -eq 1 ] && echo "$out" | grep -q 'bad.bin: not a libmemreg stats file' || fail "foreign file: $rc $out"
+head -c 200 "$tmp/good.bin" >"$tmp/short.bin"
+out=$("$CTL" alloc-stats --file "$tmp/short.bin" 2>&1); rc=$?
+[ $rc -eq 1 ] && echo "$out" | grep -q 'short.bin: truncated' || fail "truncated file: $rc $out"
+out=$("$CTL" alloc-stats --file "$tmp/none.bin" 2>&1); rc=$?
+[ $rc -eq 1 ] && echo "$out" | grep -q 'none.bin: no such file' || fail "missing file: $rc $out"
+out=$("$CTL" alloc-stats x 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "bad pid: exit $rc"
+[ $status -eq 0 ] && echo "ok: alloc-stats"
+exit $status

@@ -1,0 +1,404 @@
+/* Unit tests of the region-sorted buddy heap (allocator/buddy.c): table-driven steps
+ * with every invariant checked after each (mr_buddy_check: no overlap, coalesced
+ * buddies, bitmaps agreeing with the lists), lowest-region-first, cold from the top,
+ * in-place growth, huge runs, decay; then a long random sequence. */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "allocator/internal.h"
+
+/* Test heap: 8 regions of 16 pages (order 4). No memory behind the arena: the
+ * buddy heap only touches descriptors. */
+#define T_ORDER 4
+#define T_PPR (1u << T_ORDER)
+#define T_REGIONS 8
+
+static uint64_t fake_now;
+static unsigned commits, purges;
+static int fail_commit;
+
+static int t_commit(struct mr_heap *h, uint32_t r)
+{
+	(void)h;
+	(void)r;
+	if (fail_commit)
+		return -1;
+	commits++;
+	return 0;
+}
+
+/* Like MADV_DONTNEED on the descriptors: they read back as zero. */
+static void t_purge(struct mr_heap *h, uint32_t r, uint32_t n)
+{
+	memset(&h->spans[r * T_PPR], 0, (size_t)n * T_PPR * sizeof(struct mr_span));
+	purges++;
+}
+
+static uint64_t t_now(void)
+{
+	return fake_now;
+}
+
+static const struct mr_heap_ops t_ops = { t_commit, t_purge, t_now };
+
+static struct mr_heap *new_heap(uint64_t decay_ns)
+{
+	struct mr_heap *h = calloc(1, sizeof(*h));
+	struct mr_span *spans = calloc((size_t)T_REGIONS * T_PPR, sizeof(*spans));
+
+	assert_non_null(h);
+	assert_non_null(spans);
+	fake_now = 1000;
+	commits = purges = 0;
+	fail_commit = 0;
+	mr_buddy_init(h, (char *)0x100000000, spans, T_ORDER, T_REGIONS, decay_ns, &t_ops);
+	return h;
+}
+
+static void free_heap(struct mr_heap *h)
+{
+	free(h->spans);
+	free(h);
+}
+
+static void expect_ok(const struct mr_heap *h, const char *step)
+{
+	const char *err = mr_buddy_check(h);
+
+	if (err)
+		fail_msg("after %s: %s", step, err);
+}
+
+enum op { ALLOC, FREE, GROW, NOGROW, HUGE, HUGEFREE, END };
+struct step {
+	enum op op;
+	uint32_t a, b;		/* ALLOC: npages, align order; FREE/GROW: page, npages */
+	enum mr_temp temp;
+	uint32_t c;		/* GROW: new npages */
+	uint32_t expect;	/* ALLOC/HUGE: expected first page */
+	const char *what;
+};
+
+static void run_steps(struct mr_heap *h, const struct step *s)
+{
+	for (; s->op != END; s++) {
+		uint32_t got;
+
+		switch (s->op) {
+		case ALLOC:
+			got = mr_buddy_alloc(h, s->a, s->b, s->temp);
+			if (got != s->expect)
+				fail_msg("%s: got page %u, want %u", s->what, got, s->expect);
+			break;
+		case FREE:
+			mr_buddy_free(h, s->a, s->b);
+			break;
+		case GROW:
+			assert_true(mr_buddy_grow(h, s->a, s->b, s->c));
+			break;
+		case NOGROW:
+			assert_false(mr_buddy_grow(h, s->a, s->b, s->c));
+			break;
+		case HUGE:
+			got = mr_buddy_alloc_huge(h, s->a, s->b, s->temp);
+			if (got != s->expect)
+				fail_msg("%s: got page %u, want %u", s->what, got, s->expect);
+			break;
+		case HUGEFREE:
+			mr_buddy_free_huge(h, s->a);
+			break;
+		case END:
+			break;
+		}
+		expect_ok(h, s->what);
+	}
+}
+
+/* Pages 0..15 are region 0, 16..31 region 1, ..., 112..127 region 7.
+ *   a 1 | b 2 | c 1            region 0: [a][.][b b][c]...
+ * Frees coalesce back into one order-4 block per region. */
+static void test_lowest_first_and_coalescing(void **state)
+{
+	static const struct step steps[] = {
+		{ ALLOC, 1, 0, MR_TEMP_NORMAL, 0, 0, "a: 1 page from the lowest region" },
+		{ ALLOC, 2, 0, MR_TEMP_NORMAL, 0, 2, "b: 2 pages, aligned, next to a's buddy" },
+		{ ALLOC, 1, 0, MR_TEMP_NORMAL, 0, 1, "c: 1 page fills a's buddy" },
+		{ ALLOC, 12, 0, MR_TEMP_NORMAL, 0, 16, "d: 12 pages do not fit region 0's rest" },
+		{ ALLOC, 4, 0, MR_TEMP_NORMAL, 0, 4, "e: 4 pages back in region 0" },
+		{ ALLOC, 3, 0, MR_TEMP_NORMAL, 0, 8, "f: 3 pages, tail page freed" },
+		{ ALLOC, 1, 0, MR_TEMP_NORMAL, 0, 11, "g: the freed tail of f" },
+		{ ALLOC, 4, 0, MR_TEMP_NORMAL, 0, 12, "h: last 4 of region 0" },
+		{ ALLOC, 4, 0, MR_TEMP_NORMAL, 0, 28, "i: region 1's free tail (d took 16..27)" },
+		{ FREE, 0, 1, 0, 0, 0, "free a" },
+		{ FREE, 1, 1, 0, 0, 0, "free c: a+c coalesce to order 1" },
+		{ ALLOC, 2, 0, MR_TEMP_NORMAL, 0, 0, "j: the coalesced pair" },
+		{ FREE, 0, 2, 0, 0, 0, "free j" },
+		{ FREE, 2, 2, 0, 0, 0, "free b" },
+		{ FREE, 4, 4, 0, 0, 0, "free e" },
+		{ FREE, 8, 3, 0, 0, 0, "free f" },
+		{ FREE, 11, 1, 0, 0, 0, "free g" },
+		{ FREE, 12, 4, 0, 0, 0, "free h: region 0 whole again" },
+		{ ALLOC, 16, 0, MR_TEMP_NORMAL, 0, 0, "k: all of region 0 in one block" },
+		{ FREE, 0, 16, 0, 0, 0, "free k" },
+		{ FREE, 16, 12, 0, 0, 0, "free d" },
+		{ FREE, 28, 4, 0, 0, 0, "free i" },
+		{ END, 0, 0, 0, 0, 0, NULL },
+	};
+	struct mr_heap *h = new_heap(UINT64_MAX / 2);
+
+	(void)state;
+	run_steps(h, steps);
+	assert_int_equal(h->used_pages, 0);
+	assert_int_equal(h->regions[0].free_head[T_ORDER], 0);
+	assert_int_equal(h->regions[1].free_head[T_ORDER], 16);
+	free_heap(h);
+}
+
+/* Cold allocations open regions from the top and never share a region with hot. */
+static void test_cold_from_top(void **state)
+{
+	static const struct step steps[] = {
+		{ ALLOC, 1, 0, MR_TEMP_HOT, 0, 0, "hot page in region 0" },
+		{ ALLOC, 1, 0, MR_TEMP_COLD, 0, 7 * T_PPR, "cold page in region 7" },
+		{ ALLOC, 8, 0, MR_TEMP_COLD, 0, 7 * T_PPR + 8, "cold 8 pages, region 7" },
+		{ ALLOC, 8, 0, MR_TEMP_COLD, 0, 6 * T_PPR, "region 7 full: region 6" },
+		{ ALLOC, 15, 0, MR_TEMP_NORMAL, 0, T_PPR, "normal 15 pages: region 1, not 0" },
+		{ ALLOC, 1, 0, MR_TEMP_NORMAL, 0, 1, "normal 1 page: region 0" },
+		{ ALLOC, 1, 0, MR_TEMP_COLD, 0, 7 * T_PPR + 1, "cold 1 page: region 7's hole" },
+		{ END, 0, 0, 0, 0, 0, NULL },
+	};
+	struct mr_heap *h = new_heap(UINT64_MAX / 2);
+
+	(void)state;
+	run_steps(h, steps);
+	assert_int_equal(h->hot_top[0], 2);
+	assert_int_equal(h->cold_bottom[0], 6);
+	assert_int_equal(mr_buddy_find(h, 0, false), 0);
+	assert_int_equal(mr_buddy_find(h, 0, true), 7);
+	assert_int_equal(mr_buddy_find(h, T_ORDER, false), 2 > h->hot_top[0] ? 2 : MR_NONE);
+	free_heap(h);
+}
+
+/* Alignment and in-place growth within a region, never across it. */
+static void test_align_and_grow(void **state)
+{
+	static const struct step steps[] = {
+		{ ALLOC, 1, 0, MR_TEMP_NORMAL, 0, 0, "page 0" },
+		{ ALLOC, 1, 3, MR_TEMP_NORMAL, 0, 8, "1 page aligned to 8 pages" },
+		{ GROW, 8, 1, 0, 5, 0, "grow 1 -> 5 pages in place" },
+		/* Within a region the newest free block of the smallest order goes
+		 * first (13, split off by the growth), not the lowest address. */
+		{ ALLOC, 1, 0, MR_TEMP_NORMAL, 0, 13, "page 13" },
+		{ NOGROW, 8, 5, 0, 6, 0, "8..12 cannot grow over page 13" },
+		{ FREE, 13, 1, 0, 0, 0, "free page 13" },
+		{ GROW, 8, 5, 0, 8, 0, "grow 5 -> 8 pages: up to the region's end" },
+		{ NOGROW, 8, 8, 0, 9, 0, "no growth across a region boundary" },
+		{ ALLOC, 2, 0, MR_TEMP_NORMAL, 0, 2, "2 pages" },
+		{ ALLOC, 1, 0, MR_TEMP_NORMAL, 0, 1, "page 1" },
+		{ NOGROW, 0, 1, 0, 2, 0, "page 0 cannot grow over page 1" },
+		{ FREE, 8, 8, 0, 0, 0, "free the grown span" },
+		{ ALLOC, 8, 3, MR_TEMP_NORMAL, 0, 8, "its 8 pages again, coalesced" },
+		{ END, 0, 0, 0, 0, 0, NULL },
+	};
+	struct mr_heap *h = new_heap(UINT64_MAX / 2);
+
+	(void)state;
+	run_steps(h, steps);
+	free_heap(h);
+}
+
+/* Huge runs of whole regions: alignment, reuse, growth, and regions given back. */
+static void test_huge(void **state)
+{
+	static const struct step steps[] = {
+		{ ALLOC, 1, 0, MR_TEMP_NORMAL, 0, 0, "a page in region 0" },
+		{ HUGE, 2, 1, MR_TEMP_NORMAL, 0, 1 * T_PPR, "2 regions: 1-2" },
+		{ HUGE, 2, 4, MR_TEMP_NORMAL, 0, 4 * T_PPR, "2 regions aligned to 4: 4-5" },
+		{ HUGE, 1, 1, MR_TEMP_COLD, 0, 7 * T_PPR, "cold region: 7" },
+		{ ALLOC, 1, 0, MR_TEMP_NORMAL, 0, 1, "a page: region 0" },
+		{ HUGEFREE, 1 * T_PPR, 0, 0, 0, 0, "free 1-2" },
+		{ ALLOC, 16, 0, MR_TEMP_NORMAL, 0, 1 * T_PPR, "region 1 reused by the buddy heap" },
+		{ HUGE, 3, 1, MR_TEMP_NORMAL, 0, MR_NONE, "no 3 free regions in a row" },
+		{ END, 0, 0, 0, 0, 0, NULL },
+	};
+	struct mr_heap *h = new_heap(UINT64_MAX / 2);
+
+	(void)state;
+	run_steps(h, steps);
+	assert_true(mr_buddy_grow_huge(h, 4 * T_PPR, 3));
+	expect_ok(h, "grow huge 2 -> 3 regions");
+	assert_false(mr_buddy_grow_huge(h, 4 * T_PPR, 4));
+	mr_buddy_shrink_huge(h, 4 * T_PPR, 1);
+	expect_ok(h, "shrink huge 3 -> 1 region");
+	assert_int_equal(h->regions[5].state, MR_REGION_ACTIVE);
+	assert_int_equal(h->regions[5].purged, 1);
+	free_heap(h);
+}
+
+/* A region left entirely free is purged once the decay delay has passed, and its
+ * block survives the purge of its descriptors. */
+static void test_decay(void **state)
+{
+	struct mr_heap *h = new_heap(1000);
+	uint32_t a, b;
+
+	(void)state;
+	a = mr_buddy_alloc(h, 4, 0, MR_TEMP_NORMAL);
+	b = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
+	assert_int_equal(a, 0);
+	assert_int_equal(b, T_PPR);
+	mr_buddy_free(h, b, 16);
+	assert_int_equal(h->regions[1].pending, 1);
+	assert_int_equal(purges, 0);
+	fake_now += 999;
+	mr_buddy_decay(h, false);
+	assert_int_equal(purges, 0);
+	fake_now += 1;
+	mr_buddy_decay(h, false);
+	assert_int_equal(purges, 1);
+	assert_int_equal(h->regions[1].purged, 1);
+	assert_int_equal(h->regions[0].purged, 0);
+	expect_ok(h, "decay");
+	/* The purged region is found again, first-fit from the bottom. */
+	assert_int_equal(mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL), T_PPR);
+	assert_int_equal(h->regions[1].purged, 0);
+	expect_ok(h, "reuse after purge");
+	free_heap(h);
+}
+
+/* Regions split between two nodes: 0-3 node 0, 4-7 node 1. Each node's group fills
+ * from its own bottom (hot) and top (cold); a full node falls back to the other. */
+static void test_nodes(void **state)
+{
+	struct mr_heap *h = new_heap(UINT64_MAX / 2);
+	uint32_t i;
+
+	(void)state;
+	mr_buddy_set_nodes(h, 2);
+	assert_int_equal(mr_buddy_node_of(h, 3), 0);
+	assert_int_equal(mr_buddy_node_of(h, 4), 1);
+	assert_int_equal(mr_buddy_alloc_on(h, 1, 0, MR_TEMP_NORMAL, 1), 4 * T_PPR);
+	assert_int_equal(mr_buddy_alloc_on(h, 1, 0, MR_TEMP_COLD, 1), 7 * T_PPR);
+	assert_int_equal(mr_buddy_alloc_on(h, 1, 0, MR_TEMP_NORMAL, 0), 0);
+	assert_int_equal(mr_buddy_alloc_on(h, 1, 0, MR_TEMP_COLD, 0), 3 * T_PPR);
+	expect_ok(h, "one page of each class on each node");
+	/* The range search sees node 1's free block in region 4, not node 0's. */
+	assert_int_equal(mr_buddy_find_range(h, 0, 4, 8, false), 4);
+	assert_int_equal(mr_buddy_find_range(h, 0, 0, 4, true), 3);
+	assert_int_equal(mr_buddy_find_range(h, T_ORDER, 0, 4, false), MR_NONE);
+	/* Fill node 0 (regions 1 and 2 whole, the rest of 0 and 3): then node 1. */
+	assert_int_equal(mr_buddy_alloc_on(h, 15, 0, MR_TEMP_NORMAL, 0), T_PPR);
+	for (i = 0; i < 2; i++)
+		assert_true(mr_buddy_alloc_on(h, 16, 0, MR_TEMP_NORMAL, 0) != MR_NONE);
+	while ((i = mr_buddy_alloc_on(h, 1, 0, MR_TEMP_NORMAL, 0)) < 4 * T_PPR)
+		;
+	assert_true(i >= 4 * T_PPR && i < 8 * T_PPR);
+	expect_ok(h, "node 0 full, node 1 takes the overflow");
+	/* Huge runs stay on the asked node when they fit. */
+	free_heap(h);
+	h = new_heap(UINT64_MAX / 2);
+	mr_buddy_set_nodes(h, 2);
+	assert_int_equal(mr_buddy_alloc_huge_on(h, 2, 1, MR_TEMP_NORMAL, 1), 4 * T_PPR);
+	assert_int_equal(mr_buddy_alloc_huge_on(h, 1, 1, MR_TEMP_COLD, 0), 3 * T_PPR);
+	assert_int_equal(mr_buddy_alloc_huge_on(h, 3, 1, MR_TEMP_NORMAL, 1), 0);
+	expect_ok(h, "huge runs on nodes");
+	free_heap(h);
+}
+
+static void test_commit_failure(void **state)
+{
+	struct mr_heap *h = new_heap(0);
+
+	(void)state;
+	fail_commit = 1;
+	assert_int_equal(mr_buddy_alloc(h, 1, 0, MR_TEMP_NORMAL), MR_NONE);
+	assert_int_equal(mr_buddy_alloc_huge(h, 1, 1, MR_TEMP_NORMAL), MR_NONE);
+	fail_commit = 0;
+	assert_int_equal(mr_buddy_alloc(h, 1, 0, MR_TEMP_NORMAL), 0);
+	expect_ok(h, "after a failed commit");
+	free_heap(h);
+}
+
+/* Random allocations and frees: invariants after every step, no page owned twice,
+ * and everything coalesced at the end. */
+static void test_random(void **state)
+{
+	struct mr_heap *h = new_heap(UINT64_MAX / 2);
+	static uint32_t owner[T_REGIONS * T_PPR];
+	struct { uint32_t page, n; } live[256];
+	unsigned nlive = 0, i, step;
+	uint64_t s = 12345;
+
+	(void)state;
+	memset(owner, 0, sizeof(owner));
+	for (step = 1; step < 20000; step++) {
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		if (nlive < 256 && (s % 3 != 0 || nlive == 0)) {
+			uint32_t n = (uint32_t)(s >> 8) % (s % 7 == 0 ? T_PPR : 4) + 1;
+			uint32_t al = (uint32_t)(s >> 20) % 3 == 0 ? (uint32_t)(s >> 24) % 3 : 0;
+			enum mr_temp t = (enum mr_temp)((s >> 30) % NR_MR_TEMP);
+			uint32_t p = mr_buddy_alloc(h, n, al, t);
+
+			if (p == MR_NONE)
+				continue;
+			if (p & ((1u << al) - 1))
+				fail_msg("step %u: page %u not aligned to order %u", step, p, al);
+			for (i = p; i < p + n; i++) {
+				if (owner[i])
+					fail_msg("step %u: page %u handed out twice", step, i);
+				owner[i] = step;
+			}
+			live[nlive].page = p;
+			live[nlive++].n = n;
+		} else {
+			unsigned k = (unsigned)(s >> 12) % nlive;
+
+			for (i = live[k].page; i < live[k].page + live[k].n; i++)
+				owner[i] = 0;
+			mr_buddy_free(h, live[k].page, live[k].n);
+			live[k] = live[--nlive];
+		}
+		{
+			const char *err = mr_buddy_check(h);
+
+			if (err)
+				fail_msg("step %u: %s", step, err);
+		}
+	}
+	while (nlive) {
+		nlive--;
+		mr_buddy_free(h, live[nlive].page, live[nlive].n);
+	}
+	expect_ok(h, "all freed");
+	for (i = 0; i < T_REGIONS; i++)
+		if (h->regions[i].state == MR_REGION_ACTIVE)
+			assert_int_equal(h->regions[i].free_head[T_ORDER], i * T_PPR);
+	free_heap(h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lowest_first_and_coalescing),
+		cmocka_unit_test(test_cold_from_top),
+		cmocka_unit_test(test_align_and_grow),
+		cmocka_unit_test(test_huge),
+		cmocka_unit_test(test_decay),
+		cmocka_unit_test(test_nodes),
+		cmocka_unit_test(test_commit_failure),
+		cmocka_unit_test(test_random),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
