@@ -7,4 +7,5 @@
 MR_CMD(regions, "show memory power regions, their power states and what they hold")
 MR_CMD(record, "record which memory a process (or physical memory) accesses, over time")
 MR_CMD(report, "heatmaps, working-set sizes and per-region access rates of a record")
+MR_CMD(profile, "learn hot and cold allocation sites (MEMREG_PROFILE) from a record and a site map")
 MR_CMD2(alloc_stats, "alloc-stats", "show the live stats of a process running under libmemreg.so")
