@@ -59,6 +59,11 @@ tests_monitor_test_profile_SOURCES = tests/monitor/test-profile.c
 tests_monitor_test_profile_CFLAGS = $(MR_TEST_CFLAGS)
 tests_monitor_test_profile_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS) -lm
 TESTS += tests/monitor/test-profile
+check_PROGRAMS += tests/monitor/profile-prog
+tests_monitor_profile_prog_SOURCES = tests/monitor/profile-prog.c
+tests_monitor_profile_prog_CFLAGS = $(AM_CFLAGS) -fno-builtin
+tests_monitor_profile_prog_LDADD =
+TESTS += tests/monitor/profile-e2e.sh
 
 TESTS += tests/monitor/record-cli.sh tests/monitor/report-regions.sh \
 	tests/monitor/report-regions-live.sh \
