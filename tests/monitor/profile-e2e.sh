@@ -19,9 +19,10 @@ fail() {
 }
 infl() { sed -n 's/.*inflation=\([0-9.]*\).*/\1/p' "$1"; }
 
-# 1 MiB regions: the 8 MiB heap fills whole regions, so the record's regions cover
-# only heap pages. The learning run splits its heap into one mapping per page
-# ("split", the same for every page): refs sees mappings, not pages.
+# 1 MiB regions: the 8 MiB heap fills whole regions. The learning run splits its
+# heap into one mapping per page ("split", the same for every page): refs sees
+# mappings, not pages. 150000 regions: about one a page over the heap and its
+# neighbours (the 512 MiB site side table lies next to it and counts in the total).
 export MEMREG_REGION_SIZE=1M
 LD_PRELOAD="$MEMREG_LIB" MEMREG_SITE_MAP="$tmp/map" "$PROG" 8388608 8000 split >"$tmp/learn" &
 pid=$!
@@ -31,7 +32,7 @@ while ! grep -q '^ready' "$tmp/learn"; do
 	[ $i -lt 300 ] || { echo "profile-prog never got ready" >&2; exit 99; }
 	sleep 0.1
 done
-"$CTL" record -b refs -a 50000,500000,1000000,3000,8000 -d 6 -o "$tmp/rec" --pid "$pid" \
+"$CTL" record -b refs -a 50000,500000,1000000,150000,300000 -d 6 -o "$tmp/rec" --pid "$pid" \
 	2>"$tmp/rec.log" || { cat "$tmp/rec.log" >&2; exit 99; }
 wait "$pid" || fail "learning run exited $?"
 pid=
