@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 static uint64_t rng(uint64_t *s)
@@ -338,11 +340,22 @@ static int w_packing(void)
  * order with cold ones of site B: pages holding hot objects / (hot bytes / page). */
 static int w_hotset(void)
 {
-	size_t nhot = 0, ncold = 0, hot = 0, cap = 1 << 21, pages;
-	void **hp = malloc(cap * sizeof(void *)), **cp = malloc(cap * 8 * sizeof(void *));
+	size_t nhot = 0, ncold = 0, hot = 0, cap, pages;
+	void **hp, **cp;
 	uint64_t s = 9;
 
-	while (hot + ncold * 160 < (256ul << 20) && nhot < cap) {
+	/* For bench/profile-hotset.sh: a smaller heap, and after the measurement the hot
+	 * objects touched for a while (a learning run, recorded by memregctl record),
+	 * optionally with every heap page a mapping of its own (refs sees mappings). */
+	const char *mib = getenv("ALLOC_BENCH_HOTSET_MIB"), *touch = getenv("ALLOC_BENCH_TOUCH_MS");
+	size_t limit = (mib ? strtoul(mib, NULL, 10) : 256) << 20;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+
+	cap = limit >> 7 > 4096 ? limit >> 7 : 4096;	/* 2^21 for 256 MiB, as before */
+	hp = malloc(cap * sizeof(void *));
+	cp = malloc(cap * 8 * sizeof(void *));
+
+	while (hot + ncold * 160 < limit && nhot < cap) {
 		size_t sz = rng(&s) % 192 + 64;
 
 		if (rng(&s) % 10 == 0) {
@@ -357,6 +370,32 @@ static int w_hotset(void)
 	pages = distinct_windows(hp, nhot, 12);
 	printf("hot_bytes=%zu hot_pages=%zu inflation=%.2f\n", hot, pages,
 	       (double)pages / ((double)hot / 4096));
+	if (touch) {
+		struct timespec t;
+		double end;
+		size_t i;
+
+		for (i = 0; i < nhot; i++) {
+			lo = (uintptr_t)hp[i] < lo ? (uintptr_t)hp[i] : lo;
+			hi = (uintptr_t)hp[i] > hi ? (uintptr_t)hp[i] + 256 : hi;
+		}
+		for (i = 0; i < ncold; i++) {
+			lo = (uintptr_t)cp[i] < lo ? (uintptr_t)cp[i] : lo;
+			hi = (uintptr_t)cp[i] > hi ? (uintptr_t)cp[i] + 256 : hi;
+		}
+		if (getenv("ALLOC_BENCH_SPLIT"))
+			for (uintptr_t a = lo & ~(uintptr_t)4095; a < hi; a += 8192)
+				madvise((void *)a, 4096, MADV_RANDOM);
+		printf("ready\n");
+		fflush(stdout);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		end = t.tv_sec * 1e3 + t.tv_nsec / 1e6 + strtod(touch, NULL);
+		do {
+			for (i = 0; i < nhot; i++)
+				((volatile char *)hp[i])[i % 64]++;
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		} while (t.tv_sec * 1e3 + t.tv_nsec / 1e6 < end);
+	}
 	/* Everything stays to the end: a site map written at exit shows it. */
 	return 0;
 }

@@ -8,13 +8,14 @@ libmrcore_la_SOURCES += \
 	monitor/backend-replay.c \
 	monitor/backend-perf.c monitor/perf.h \
 	monitor/record.c monitor/record.h \
-	monitor/report.c monitor/report.h
+	monitor/report.c monitor/report.h \
+	monitor/profile.c monitor/profile.h
 libmrcore_la_CFLAGS += $(ZLIB_CFLAGS)
-libmrcore_la_LIBADD += $(ZLIB_LIBS) -lpthread
+libmrcore_la_LIBADD += $(ZLIB_LIBS) -lpthread -lm
 
 # memregctl's monitor commands. tools/local.mk is included after this file, so it
 # names this variable in tools_memregctl_SOURCES (automake forbids += before =).
-MR_MONITOR_CMD_SOURCES = tools/cmd-record.c tools/cmd-report.c
+MR_MONITOR_CMD_SOURCES = tools/cmd-record.c tools/cmd-report.c tools/cmd-profile.c
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/monitor/test-core
@@ -59,6 +60,17 @@ check_PROGRAMS += tests/monitor/mk-phys-record
 tests_monitor_mk_phys_record_SOURCES = tests/monitor/mk-phys-record.c
 tests_monitor_mk_phys_record_LDADD = libmrcore.la libmrcommon.la $(ZLIB_LIBS)
 
+check_PROGRAMS += tests/monitor/test-profile
+tests_monitor_test_profile_SOURCES = tests/monitor/test-profile.c
+tests_monitor_test_profile_CFLAGS = $(MR_TEST_CFLAGS)
+tests_monitor_test_profile_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS) -lm
+TESTS += tests/monitor/test-profile
+check_PROGRAMS += tests/monitor/profile-prog
+tests_monitor_profile_prog_SOURCES = tests/monitor/profile-prog.c
+tests_monitor_profile_prog_CFLAGS = $(AM_CFLAGS) -fno-builtin
+tests_monitor_profile_prog_LDADD =
+TESTS += tests/monitor/profile-e2e.sh
+
 TESTS += tests/monitor/record-cli.sh tests/monitor/report-regions.sh \
 	tests/monitor/report-regions-live.sh \
 	tests/monitor/wss-stairs.sh tests/monitor/wss-zigzag.sh
@@ -73,9 +85,9 @@ monitor_memreg_accessgen_LDADD = libmrcommon.la
 accessgenconfigdir = $(pkgdatadir)/configs
 dist_accessgenconfig_DATA = monitor/configs/stairs monitor/configs/zigzag
 
-dist_man_MANS += man/memregctl-record.1 man/memregctl-report.1 man/memreg-record.5 \
+dist_man_MANS += man/memregctl-record.1 man/memregctl-report.1 man/memreg-record.5 man/memregctl-profile.1 \
 	man/memreg-accessgen.1
-EXTRA_DIST += docs/monitor.md tests/lab/guest/monitor
+EXTRA_DIST += docs/monitor.md tests/lab/guest/monitor bench/profile-hotset.sh
 
 # The overhead benchmark, installed so the lab guest can run it too.
 monbenchdir = $(pkgdatadir)/bench

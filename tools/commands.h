@@ -11,5 +11,6 @@ MR_CMD(offline, "take a region's memory blocks offline, with checks and rollback
 MR_CMD(online, "bring a region's memory blocks back online, or restore after a crash")
 MR_CMD(record, "record which memory a process (or physical memory) accesses, over time")
 MR_CMD(report, "heatmaps, working-set sizes and per-region access rates of a record")
+MR_CMD(profile, "learn hot and cold allocation sites (MEMREG_PROFILE) from a record and a site map")
 MR_CMD(energy, "DRAM energy of a command, per socket and per region (RAPL or the model)")
 MR_CMD2(alloc_stats, "alloc-stats", "show the live stats of a process running under libmemreg.so")
