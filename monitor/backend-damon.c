@@ -36,6 +36,11 @@ struct damon_priv {
 	char inst[128];		/* .../tracing/instances/memreg-PID */
 	struct mr_mon_damon_trace_agg agg;
 	uint64_t nr_used;	/* agg.nr_complete at the last snapshot */
+	/* vaddr: the target's mappings as DAMON's regions, followed by memreg */
+	bool follow_maps;
+	struct mr_mon_range *ranges;	/* the ranges last given to DAMON */
+	size_t nr_ranges;
+	uint64_t next_update_us;	/* when to read the mappings again */
 };
 
 static int wr(struct mr_mon_ctx *ctx, const char *path, const char *val);
@@ -293,11 +298,161 @@ static void reset(struct mr_mon_ctx *ctx)
 		fprintf(stderr, "memregctl: damon: %s\n", mr_last_error());
 }
 
+/*
+ * vaddr's own regions are three ranges spanning all mappings but the two widest
+ * gaps (mm/damon/vaddr.c), reset every ops update interval. For a PIE program the
+ * gap between its image and the heap stays inside (a few hundred MiB unmapped), so
+ * about 90% of DAMON's regions watched nothing and a region was about 1 MiB where
+ * a 10 MiB working set lives. memreg gives DAMON the mappings themselves instead
+ * (PROT_NONE ones left out, so guard pages keep neighbouring mappings apart: DAMON
+ * merges only regions that touch), and follows them itself: the kernel's update
+ * interval is set beyond any run (DAMON_NO_OPS_UPDATE_US) and memreg commits new
+ * regions when the mappings change, every update interval. DAMON keeps the regions
+ * and counts inside ranges that stay (damon_set_regions).
+ */
+#define DAMON_NO_OPS_UPDATE_US (1ull << 45)	/* about 1.1 years */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int mr_mon_damon_coalesce(struct mr_mon_range *r, size_t *nr, size_t limit)
+{
+	uint64_t *gaps, cut;
+	size_t i, n = *nr, out, need, at_cut = 0;
+
+	if (!limit)
+		limit = 1;
+	if (n <= limit)
+		return 0;
+	gaps = malloc((n - 1) * sizeof(*gaps));
+	if (!gaps)
+		return mr_error(-ENOMEM, "damon: out of memory");
+	for (i = 1; i < n; i++)
+		gaps[i - 1] = r[i].start - r[i - 1].end;
+	qsort(gaps, n - 1, sizeof(*gaps), cmp_u64);
+	/* close the n - limit narrowest gaps: all below @cut, and of those equal to
+	 * it as many as still needed, lowest addresses first */
+	need = n - limit;
+	cut = gaps[need - 1];
+	for (i = 0; i < need; i++)
+		at_cut += gaps[i] == cut;
+	free(gaps);
+	for (i = 1, out = 0; i < n; i++) {
+		uint64_t gap = r[i].start - r[out].end;
+
+		if (gap < cut || (gap == cut && at_cut && at_cut--))
+			r[out].end = r[i].end;
+		else
+			r[++out] = r[i];
+	}
+	*nr = out + 1;
+	return 0;
+}
+
+/* The mappings of @pid as at most max_nr_regions / 2 ranges (room to split). */
+static int target_ranges(pid_t pid, const struct mr_mon_attrs *a, struct mr_mon_range **r,
+			 size_t *nr)
+{
+	int err = mr_mon_read_maps(pid, r, nr);
+
+	if (err)
+		return err;
+	if (!*nr) {
+		free(*r);
+		*r = NULL;
+		return mr_error(-ESRCH, "damon: process %d has no mappings", (int)pid);
+	}
+	err = mr_mon_damon_coalesce(*r, nr, a->max_nr_regions / 2);
+	if (err) {
+		free(*r);
+		*r = NULL;
+	}
+	return err;
+}
+
+static int write_regions(struct mr_mon_ctx *ctx, const struct mr_mon_range *r, size_t nr)
+{
+	char path[160];
+	size_t i;
+	int err = wr_u64(ctx, CTX "/targets/0/regions/nr_regions", nr);
+
+	for (i = 0; !err && i < nr; i++) {
+		err = wr_u64(ctx, mr_pathf(path, sizeof(path), CTX "/targets/0/regions/%zu/start", i),
+			     r[i].start);
+		if (!err)
+			err = wr_u64(ctx, mr_pathf(path, sizeof(path),
+						   CTX "/targets/0/regions/%zu/end", i), r[i].end);
+	}
+	return err;
+}
+
+/* The first regions of a process: its mappings split evenly into about
+ * min_nr_regions (what vaddr's init does with its three ranges). */
+static int initial_regions(struct mr_mon_ctx *ctx, pid_t pid, const struct mr_mon_attrs *a)
+{
+	struct damon_priv *p = ctx->priv;
+	struct mr_mon_target t = { .kind = MR_MON_TARGET_PROCESS };
+	struct mr_mon_range *pieces = NULL;
+	size_t i;
+	int err;
+
+	err = target_ranges(pid, a, &p->ranges, &p->nr_ranges);
+	if (!err)
+		err = mr_mon_init_regions(&t, p->ranges, p->nr_ranges, a->min_nr_regions);
+	if (!err && !(pieces = calloc(t.nr_regions, sizeof(*pieces))))
+		err = mr_error(-ENOMEM, "damon: out of memory");
+	for (i = 0; !err && i < t.nr_regions; i++) {
+		pieces[i].start = t.regions[i].start;
+		pieces[i].end = t.regions[i].end;
+	}
+	if (!err)
+		err = write_regions(ctx, pieces, t.nr_regions);
+	free(pieces);
+	free(t.regions);
+	if (!err) {
+		p->follow_maps = true;
+		p->next_update_us = mr_mon_now_us() + a->update_us;
+	}
+	return err;
+}
+
+/* Every update interval: when the mappings changed, give DAMON the new ranges. */
+static int follow_maps(struct mr_mon_ctx *ctx)
+{
+	struct damon_priv *p = ctx->priv;
+	struct mr_mon_range *r = NULL;
+	size_t nr = 0;
+	int err;
+
+	if (!p->follow_maps || mr_mon_now_us() < p->next_update_us)
+		return 0;
+	p->next_update_us = mr_mon_now_us() + ctx->attrs.update_us;
+	err = target_ranges(ctx->target.pid, &ctx->attrs, &r, &nr);
+	if (err)	/* gone: the snapshot loop ends the run */
+		return err == -ENOENT || err == -ESRCH ? 0 : err;
+	if (nr == p->nr_ranges && !memcmp(r, p->ranges, nr * sizeof(*r))) {
+		free(r);
+		return 0;
+	}
+	err = write_regions(ctx, r, nr);
+	/* the kdamond takes the new inputs at its next aggregation; the write waits */
+	if (!err)
+		err = wr(ctx, KD "/state", "commit");
+	free(p->ranges);
+	p->ranges = r;
+	p->nr_ranges = nr;
+	return err;
+}
+
 /* Build kdamond 0 with one context, one target and a stat scheme, and start it. */
 static int start(struct mr_mon_ctx *ctx, pid_t pid, const struct mr_mon_attrs *a)
 {
 	struct damon_priv *p = ctx->priv;
-	char *avail = NULL, path[160];
+	char *avail = NULL;
 	const char *ops = ctx->target.kind == MR_MON_TARGET_PHYS ? "paddr" : "vaddr";
 	size_t len;
 	int err;
@@ -325,8 +480,11 @@ static int start(struct mr_mon_ctx *ctx, pid_t pid, const struct mr_mon_attrs *a
 		err = wr_u64(ctx, CTX "/monitoring_attrs/intervals/sample_us", a->sample_us);
 	if (!err)
 		err = wr_u64(ctx, CTX "/monitoring_attrs/intervals/aggr_us", a->aggr_us);
+	/* vaddr with regions of ours: the kernel must not replace them (see above) */
 	if (!err)
-		err = wr_u64(ctx, CTX "/monitoring_attrs/intervals/update_us", a->update_us);
+		err = wr_u64(ctx, CTX "/monitoring_attrs/intervals/update_us",
+			     ctx->target.kind == MR_MON_TARGET_PROCESS ? DAMON_NO_OPS_UPDATE_US :
+			     a->update_us);
 	/* max before min: the kernel rejects min > max at commit, not here, but be tidy */
 	if (!err)
 		err = wr_u64(ctx, CTX "/monitoring_attrs/nr_regions/max", a->max_nr_regions);
@@ -336,20 +494,15 @@ static int start(struct mr_mon_ctx *ctx, pid_t pid, const struct mr_mon_attrs *a
 		err = wr(ctx, CTX "/targets/nr_targets", "1");
 	if (!err && ctx->target.kind == MR_MON_TARGET_PROCESS) {
 		err = wr_u64(ctx, CTX "/targets/0/pid_target", (uint64_t)pid);
+		if (!err)
+			err = initial_regions(ctx, pid, a);
 	} else if (!err) {
 		struct mr_mon_range *r = NULL;
-		size_t nr = 0, i;
+		size_t nr = 0;
 
 		err = ram_ranges(&r, &nr);
 		if (!err)
-			err = wr_u64(ctx, CTX "/targets/0/regions/nr_regions", nr);
-		for (i = 0; !err && i < nr; i++) {
-			err = wr_u64(ctx, mr_pathf(path, sizeof(path), CTX "/targets/0/regions/%zu/start",
-						   i), r[i].start);
-			if (!err)
-				err = wr_u64(ctx, mr_pathf(path, sizeof(path),
-							   CTX "/targets/0/regions/%zu/end", i), r[i].end);
-		}
+			err = write_regions(ctx, r, nr);
 		free(r);
 	}
 	if (!err)
@@ -578,6 +731,7 @@ static int damon_selftest(struct mr_mon_ctx *ctx)
 	if (p.started)
 		reset(&self);
 	trace_close(&self, &p);
+	free(p.ranges);
 	self.priv = NULL;
 	mr_mon_ctx_destroy(&self);
 	munmap((void *)page, SELFTEST_BYTES);
@@ -609,8 +763,11 @@ static int damon_init(struct mr_mon_ctx *ctx)
 
 static int damon_snapshot(struct mr_mon_ctx *ctx)
 {
-	int ret = read_snapshot(ctx);
+	int ret = follow_maps(ctx);
 	double cpu = kdamond_cpu_s();
+
+	if (!ret)
+		ret = read_snapshot(ctx);
 
 	/* read while it runs: a kdamond whose target exited is gone by cleanup */
 	if (cpu > ctx->kernel_cpu_s)
@@ -629,8 +786,10 @@ static void damon_cleanup(struct mr_mon_ctx *ctx)
 			ctx->kernel_cpu_s = cpu;
 		reset(ctx);
 	}
-	if (p)
+	if (p) {
 		trace_close(ctx, p);
+		free(p->ranges);
+	}
 	free(p);
 	ctx->priv = NULL;
 }

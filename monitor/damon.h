@@ -13,6 +13,9 @@
  * in /proc, and damon_reclaim / damon_lru_sort / damon_stat are not enabled.
  * -EBUSY when in use, -ENOTSUP without DAMON; @why says which. Reads only. */
 int mr_mon_damon_check_free(char *why, size_t len);
+/* Join the ranges (sorted, apart) across their narrowest gaps until at most @limit
+ * remain: the mappings given to DAMON as regions never exceed what it may split. */
+int mr_mon_damon_coalesce(struct mr_mon_range *ranges, size_t *nr, size_t limit);
 
 /* "damon-trace.c": the damon:damon_aggregated tracepoint, one event per region at
  * the end of every aggregation (include/trace/events/damon.h, 6.12):
