@@ -19,7 +19,19 @@
  * table 15: 18 devices, two ranks): "all ranks" currents divided by 18, "one rank
  * active, the other in IDD2P" currents as (module - 9 x IDD2P) / 9. tRC from the
  * DDR4-2400 (-2G3) speed grade, tRFC1 (8 Gb) and tREFI from JESD79-4.
- * See docs/energy.md for the table and what is missing (DDR5).
+ *
+ * The DDR5 row is Micron's 16 Gb DDR5 die rev. A (16gb_ddr5_sdram_diereva.pdf,
+ * MT60B4G4/MT60B2G8/MT60B1G16), DDR5-4800 column, per device. That sheet was not
+ * reachable here: the currents were read where gem5 transcribes them (gem5/gem5,
+ * src/python/gem5/components/memory/dram_interfaces/ddr5.py at commit 17291509,
+ * class DDR5_4400_4x8), which does not say which width's column they are; they are
+ * applied to x8 devices, as gem5's 4x8 interface does. Its tRFC1 (16 Gb, 295 ns) and
+ * tREFI (3.9 us) come from Micron's DDR5 core data sheet per the same file; tRC is
+ * its DDR5-4400 tRAS 32 ns + tRP 14.545 ns (no DDR5-4800 speed bin found). No IPP
+ * (VPP, 1.8 V) current is given: ipp3n is 0, so the row understates by IPP x 1.8 V
+ * per device. IDD0 (122 mA) is below IDD3N (142 mA), so the activate term of the
+ * access energy counts 0 and an access costs its read burst alone.
+ * See docs/energy.md for the table and the derived figures.
  */
 const struct mr_dram_figures mr_dram_table[] = {
 	{
@@ -27,11 +39,26 @@ const struct mr_dram_figures mr_dram_table[] = {
 		.source = "Micron MTA18ASF2G72HZ data sheet, table 15 (die rev. B); JESD79-4",
 		.type = MR_DRAM_DDR4,
 		.device_bytes = MR_GIB,
+		.access_devices = 8,
 		.vdd_v = 1.2, .vpp_v = 2.5,
 		.idd0_ma = 48, .idd2n_ma = 34, .idd2p_ma = 25, .idd3n_ma = 43,
 		.idd3p_ma = 37, .idd4r_ma = 135, .idd4w_ma = 123, .idd5b_ma = 250,
 		.idd6n_ma = 30, .ipp3n_ma = 3,
 		.trc_ns = 46.16, .tburst_ns = 8 / 2.4, .trfc_ns = 350, .trefi_ns = 7800,
+	},
+	{
+		.name = "DDR5-4800 16Gb (Micron 16Gb DDR5 die rev. A)",
+		.source = "Micron 16Gb DDR5 SDRAM data sheet, die rev. A, DDR5-4800 (primary, "
+			  "not reachable here), as read in gem5 src/python/gem5/components/memory/"
+			  "dram_interfaces/ddr5.py, commit 17291509bfa5d4fbc9c6b99e46b7550437ad9f2d",
+		.type = MR_DRAM_DDR5,
+		.device_bytes = 2 * MR_GIB,
+		.access_devices = 4,
+		.vdd_v = 1.1, .vpp_v = 1.8,
+		.idd0_ma = 122, .idd2n_ma = 92, .idd2p_ma = 88, .idd3n_ma = 142,
+		.idd3p_ma = 140, .idd4r_ma = 530, .idd4w_ma = 479, .idd5b_ma = 277,
+		.idd6n_ma = 102, .ipp3n_ma = 0,
+		.trc_ns = 32 + 14.545, .tburst_ns = 16 / 4.8, .trfc_ns = 295, .trefi_ns = 3900,
 	},
 };
 const unsigned mr_dram_table_len = MR_ARRAY_SIZE(mr_dram_table);
@@ -44,6 +71,26 @@ const struct mr_dram_figures *mr_dram_figures_for(enum mr_dram_type type)
 		if (mr_dram_table[i].type == type)
 			return &mr_dram_table[i];
 	return NULL;
+}
+
+enum mr_dram_type mr_dram_type_from_smbios(int smbios_type)
+{
+	switch (smbios_type) {
+	case 0x1a:
+		return MR_DRAM_DDR4;
+	case 0x22:
+		return MR_DRAM_DDR5;
+	default:
+		return MR_DRAM_OTHER;
+	}
+}
+
+/* The row for @type; a type without one gets the DDR4 row (the model notes it). */
+static const struct mr_dram_figures *figures_or_ddr4(enum mr_dram_type type)
+{
+	const struct mr_dram_figures *f = mr_dram_figures_for(type);
+
+	return f ? f : mr_dram_figures_for(MR_DRAM_DDR4);
 }
 
 /* mA x V = mW; mA x V x ns = pJ. */
@@ -67,10 +114,17 @@ double mr_dram_selfrefresh_mw(const struct mr_dram_figures *f)
 	return f->idd6n_ma * f->vdd_v;
 }
 
+/* Above IDD3N, never below: DDR5's IDD0 loop keeps one bank open where IDD3N keeps
+ * them all, so IDD0 - IDD3N is negative there and says nothing about activates. */
+static double above_idd3n_ma(const struct mr_dram_figures *f, double idd_ma)
+{
+	return idd_ma > f->idd3n_ma ? idd_ma - f->idd3n_ma : 0;
+}
+
 double mr_dram_access_nj(const struct mr_dram_figures *f)
 {
-	return ((f->idd0_ma - f->idd3n_ma) * f->vdd_v * f->trc_ns +
-		(f->idd4r_ma - f->idd3n_ma) * f->vdd_v * f->tburst_ns) / 1000.0;
+	return (above_idd3n_ma(f, f->idd0_ma) * f->vdd_v * f->trc_ns +
+		above_idd3n_ma(f, f->idd4r_ma) * f->vdd_v * f->tburst_ns) / 1000.0;
 }
 
 const char *mr_devices_from_name(enum mr_devices_from from)
@@ -134,7 +188,8 @@ int mr_dmi_parse_type17(const uint8_t *raw, size_t len, uint64_t *bytes,
 	} else {
 		*bytes = (uint64_t)size * MR_MIB;
 	}
-	*devices = (double)*bytes / (double)MR_GIB;	/* 8 Gb devices */
+	*devices = (double)*bytes /
+		   (double)figures_or_ddr4(mr_dram_type_from_smbios(*type))->device_bytes;
 	if (data_w && total_w > data_w && total_w != 0xffff && data_w != 0xffff)
 		*devices *= (double)total_w / data_w;	/* ECC devices */
 	return 0;
@@ -186,7 +241,8 @@ int mr_dmi_memory_read(struct mr_dmi_memory *dmi)
 	closedir(d);
 	if (!dmi->nr_dimms)
 		return mr_error(-ENOENT, "%s: no installed memory device", dir);
-	dmi->type = first_type == 0x22 ? MR_DRAM_DDR5 : MR_DRAM_DDR4;
+	dmi->smbios_type = first_type;
+	dmi->type = mr_dram_type_from_smbios(first_type);
 	return 0;
 }
 
@@ -266,11 +322,11 @@ int mr_power_model_build(struct mr_power_model *m, const struct mr_region_map *m
 	unsigned from[NR_MR_DEVICES] = { 0 };
 
 	memset(m, 0, sizeof(*m));
-	m->figures = mr_dram_figures_for(type);
-	if (!m->figures) {
-		m->figures = mr_dram_figures_for(MR_DRAM_DDR4);
-		note(m, "no DDR5 row in the datasheet table: DDR5 memory modelled with DDR4 figures");
-	}
+	m->figures = figures_or_ddr4(type);
+	if (m->figures->type != type)
+		note(m, "SMBIOS memory type 0x%02x has no row in the datasheet table (DDR4, "
+		     "DDR5): modelled with %s figures", dmi ? (unsigned)dmi->smbios_type : 0,
+		     m->figures->name);
 	m->regions = calloc(map->nr_regions ? map->nr_regions : 1, sizeof(*m->regions));
 	if (!m->regions)
 		return mr_error(-ENOMEM, "power model: out of memory");
@@ -313,10 +369,12 @@ int mr_power_model_build(struct mr_power_model *m, const struct mr_region_map *m
 			p->low_mw = p->devices * mr_dram_powerdown_mw(m->figures);
 			p->low_state = -1;
 		}
-		/* One access drives one rank: 8 x8 devices for 64 bits, plus ECC. */
-		p->access_nj = mr_dram_access_nj(m->figures) * 8 *
-			(dmi && dmi->total_bytes ? dmi->devices * (double)MR_GIB /
-			 (double)dmi->total_bytes : 1.0);
+		/* One access drives a DDR4 rank (8 x8 devices, 64 bits) or a DDR5
+		 * subchannel (4 x8 devices, 32 bits), plus ECC: SMBIOS's devices over
+		 * its data-only count. */
+		p->access_nj = mr_dram_access_nj(m->figures) * m->figures->access_devices *
+			(dmi && dmi->total_bytes ? dmi->devices *
+			 (double)m->figures->device_bytes / (double)dmi->total_bytes : 1.0);
 	}
 	if (manual)
 		note(m, "%u MPST power state(s) need an OS command to enter; nothing sends it, "
@@ -332,6 +390,15 @@ int mr_power_model_build(struct mr_power_model *m, const struct mr_region_map *m
 							mr_devices_from_name(i), from[i]);
 		note(m, "region power from datasheet figures (%s) x devices (%s)",
 		     m->figures->name, list);
+		/* What the row's source does not give, said where the figures are used. */
+		if (m->figures->ipp3n_ma == 0 || m->figures->idd0_ma <= m->figures->idd3n_ma)
+			note(m, "%s: %s%s%s", m->figures->name,
+			     m->figures->ipp3n_ma == 0 ? "no VPP current in the source, so power "
+			     "leaves out IPP x VPP per device (an understatement)" : "",
+			     m->figures->ipp3n_ma == 0 && m->figures->idd0_ma <= m->figures->idd3n_ma ?
+			     "; " : "",
+			     m->figures->idd0_ma <= m->figures->idd3n_ma ? "IDD0 is below IDD3N, so "
+			     "an access costs its read burst only" : "");
 	}
 	if (from[MR_DEVICES_COMPONENTS])
 		note(m, "components: devices = MPST physical components (DIMMs) x SMBIOS devices "

@@ -12,19 +12,26 @@
 enum mr_dram_type {
 	MR_DRAM_DDR4,
 	MR_DRAM_DDR5,
+	MR_DRAM_OTHER,		/* SMBIOS names another type (DDR3, LPDDR, HBM, unknown): no row */
 	NR_MR_DRAM,
 };
+/* The row type of an SMBIOS type-17 memory type (0x1a DDR4, 0x22 DDR5). */
+enum mr_dram_type mr_dram_type_from_smbios(int smbios_type);
 
 /*
  * struct mr_dram_figures - datasheet figures of one DRAM device (one package, one die).
  * Currents in mA per device, voltages in V, times in ns. docs/energy.md names the
- * datasheet each row comes from and how per-device figures were derived.
+ * datasheet each row comes from and how per-device figures were derived. A current
+ * the source does not give is 0, and the row's notes in docs/energy.md say so.
+ * @access_devices: x8 devices one 64-byte access drives, ECC not counted (DDR4: a
+ *		64-bit rank, BL8; DDR5: a 32-bit subchannel, BL16).
  */
 struct mr_dram_figures {
 	const char *name;
 	const char *source;
 	enum mr_dram_type type;
 	uint64_t device_bytes;
+	unsigned access_devices;
 	double vdd_v, vpp_v;
 	double idd0_ma, idd2n_ma, idd2p_ma, idd3n_ma, idd3p_ma;
 	double idd4r_ma, idd4w_ma, idd5b_ma, idd6n_ma, ipp3n_ma;
@@ -42,7 +49,8 @@ double mr_dram_active_mw(const struct mr_dram_figures *f);	/* IDD3N + IPP3N + re
 double mr_dram_powerdown_mw(const struct mr_dram_figures *f);	/* IDD2P + IPP3N + refresh */
 double mr_dram_selfrefresh_mw(const struct mr_dram_figures *f);	/* IDD6N */
 /* Energy of one 64-byte access on one device, nJ: an activate-precharge cycle
- * over tRC plus one read burst, above active standby. */
+ * over tRC plus one read burst, above active standby. A term whose current is
+ * below IDD3N (DDR5's IDD0) counts 0, never negative. */
 double mr_dram_access_nj(const struct mr_dram_figures *f);
 
 enum mr_devices_from {
@@ -60,11 +68,14 @@ struct mr_dmi_memory {
 	uint64_t total_bytes;
 	double devices;		/* DRAM packages, ECC included */
 	enum mr_dram_type type;
+	int smbios_type;	/* of the first installed device; @type is its row */
 	bool mixed_types;
 };
 /* Read /sys/firmware/dmi/entries/17-*\/raw. -ENOENT/-EACCES when not readable. */
 int mr_dmi_memory_read(struct mr_dmi_memory *dmi);
-/* Parse one type-17 structure; 0 and *bytes = 0 for an empty slot. */
+/* Parse one type-17 structure; 0 and *bytes = 0 for an empty slot. *devices
+ * counts packages of the device size of the row for *type (the DDR4 row's when
+ * the type has none), times total width / data width for ECC. */
 int mr_dmi_parse_type17(const uint8_t *raw, size_t len, uint64_t *bytes,
 			double *devices, int *type);
 

@@ -4,6 +4,8 @@
 # type-17 memory devices. Text files are checked in under tests/fixtures/energy-*.
 # usage: mkfixtures.sh FIXTURE_COPY_DIR
 #        mkfixtures.sh --msr FILE MSR VALUE   (set one MSR in an msr file)
+#        mkfixtures.sh --dimm FIXTURE_COPY_DIR N SIZE_MB TOTAL_WIDTH DATA_WIDTH TYPE
+#                     (add SMBIOS memory device 17-N; TYPE 26 DDR4, 34 DDR5)
 set -eu
 
 # le64 VALUE: 8 little-endian bytes as printf escapes.
@@ -25,8 +27,6 @@ if [ "$1" = --msr ]; then
 	msr_write "$2" "$3" "$4"
 	exit 0
 fi
-dir=$1
-name=$(basename "$dir")
 
 # msr_file CPU [UNIT DRAM]: a file covering 0x606 and, with DRAM, 0x619.
 msr_file() {
@@ -50,6 +50,15 @@ dimm() {
 	i=$((0x13)); while [ $i -lt $((0x28)) ]; do b="$b\\000"; i=$((i + 1)); done
 	printf "$b" > "$d/raw"
 }
+
+if [ "$1" = --dimm ]; then
+	dir=$2
+	shift 2
+	dimm "$@"
+	exit 0
+fi
+dir=$1
+name=$(basename "$dir")
 
 case $name in
 energy-intel-2s*)

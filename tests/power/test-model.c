@@ -302,28 +302,93 @@ static void test_component_devices(void **state)
 	mr_power_model_destroy(&m);
 }
 
-/* DDR5 memory (SMBIOS type 0x22): no DDR5 row has a citable source yet, so the DDR4
- * row is used and a note says so; never silently. */
-static void test_ddr5_fallback(void **state)
+/*
+ * Per DDR5 device (Micron 16Gb DDR5 die rev. A, DDR5-4800, as read in gem5's ddr5.py):
+ *   refresh   = (277 - 142) mA x 1.1 V x 295 / 3900      = 11.232692308 mW
+ *   active    = 142 x 1.1 + 0 (no IPP figure) + refresh  = 167.432692308 mW
+ *   powerdown = 88 x 1.1 + 0 + refresh                   = 108.032692308 mW
+ *   selfrefr. = 102 x 1.1                                = 112.2 mW
+ *   access    = (0 (IDD0 122 < IDD3N 142: no activate term)
+ *                + (530 - 142) x 1.1 x 16/4.8) / 1000    = 1.422666667 nJ per device,
+ *               x 4 devices (one 32-bit subchannel)      = 5.690666667 nJ
+ * (the activate term uncapped would be (122 - 142) x 1.1 x 46.545 = -1.02399 nJ)
+ */
+static void test_ddr5_figures(void **state)
 {
-	struct mr_dmi_memory dmi = { .nr_dimms = 4, .total_bytes = 64 * MR_GIB,
-				     .devices = 64, .type = MR_DRAM_DDR5 };
+	const struct mr_dram_figures *f = mr_dram_figures_for(MR_DRAM_DDR5);
+
+	(void)state;
+	assert_non_null(f);
+	assert_int_equal(f->type, MR_DRAM_DDR5);
+	assert_int_equal(f->device_bytes, 2 * MR_GIB);
+	assert_int_equal(f->access_devices, 4);
+	assert_non_null(strstr(f->name, "DDR5-4800 16Gb"));
+	assert_near(mr_dram_active_mw(f), 167.432692308);
+	assert_near(mr_dram_powerdown_mw(f), 108.032692308);
+	assert_near(mr_dram_selfrefresh_mw(f), 112.2);
+	assert_near(mr_dram_access_nj(f), 1.422666667);
+	/* Every type SMBIOS can name maps to a row or to MR_DRAM_OTHER. */
+	assert_int_equal(mr_dram_type_from_smbios(0x1a), MR_DRAM_DDR4);
+	assert_int_equal(mr_dram_type_from_smbios(0x22), MR_DRAM_DDR5);
+	assert_int_equal(mr_dram_type_from_smbios(0x23), MR_DRAM_OTHER);
+	assert_null(mr_dram_figures_for(MR_DRAM_OTHER));
+}
+
+/*
+ * DDR5 memory (SMBIOS type 0x22) gets the DDR5 row. SMBIOS: 4 x 32 GiB ECC DIMMs
+ * (80/64 bits) of 16 Gb devices = 4 x 16 x 1.25 = 80 devices for 128 GiB, so the
+ * 2 GiB region 0 holds 80 x 2/128 = 1.25 devices:
+ *   active = 1.25 x 167.432692308 = 209.290865385 mW
+ *   low    = 1.25 x 108.032692308 = 135.040865385 mW
+ *   access = 1.422666667 nJ x 4 devices x 1.25 (ECC) = 7.113333333 nJ
+ */
+static void test_ddr5_row(void **state)
+{
+	struct mr_dmi_memory dmi = { .nr_dimms = 4, .total_bytes = 128 * MR_GIB,
+				     .devices = 80, .type = MR_DRAM_DDR5, .smbios_type = 0x22 };
 	struct mr_power_model m;
-	unsigned i;
-	bool noted = false;
 
 	(void)state;
 	assert_int_equal(mr_power_model_build(&m, &map, &dmi), 0);
 	assert_non_null(m.figures);
-	if (mr_dram_figures_for(MR_DRAM_DDR5)) {
-		/* Once a DDR5 row exists the model must pick it. */
-		assert_int_equal(m.figures->type, MR_DRAM_DDR5);
-	} else {
-		assert_int_equal(m.figures->type, MR_DRAM_DDR4);
-		for (i = 0; i < m.nr_notes; i++)
-			noted |= strstr(m.notes[i], "DDR5 memory modelled with DDR4 figures") != NULL;
-		assert_true(noted);
-	}
+	assert_int_equal(m.figures->type, MR_DRAM_DDR5);
+	assert_int_equal(m.regions[0].devices_from, MR_DEVICES_DMI);
+	assert_near(m.regions[0].devices, 1.25);
+	assert_near(m.regions[0].active_mw, 209.290865385);
+	assert_near(m.regions[0].low_mw, 135.040865385);
+	assert_near(m.regions[0].access_nj, 7.113333333);
+	assert_false(has_note(&m, "DDR4 figures"));
+	assert_false(has_note(&m, "DDR4-2400"));
+	assert_true(has_note(&m, "DDR5-4800 16Gb (Micron 16Gb DDR5 die rev. A)) x devices (dmi"));
+	assert_true(has_note(&m, "no VPP current in the source"));
+	assert_true(has_note(&m, "an access costs its read burst only"));
+	/* The MPST region does not use the table: unchanged. */
+	assert_near(m.regions[1].active_mw, 1000);
+	mr_power_model_destroy(&m);
+}
+
+/* A memory type with no row (LPDDR5, SMBIOS 0x23): the DDR4 row, and a note says
+ * so; never silently. The DDR4 row's source gives IPP and IDD0 > IDD3N: no note. */
+static void test_other_type_fallback(void **state)
+{
+	struct mr_dmi_memory dmi = { .nr_dimms = 2, .total_bytes = 32 * MR_GIB,
+				     .devices = 32, .type = MR_DRAM_OTHER, .smbios_type = 0x23 };
+	struct mr_power_model m;
+
+	(void)state;
+	assert_int_equal(mr_power_model_build(&m, &map, &dmi), 0);
+	assert_int_equal(m.figures->type, MR_DRAM_DDR4);
+	assert_true(has_note(&m, "SMBIOS memory type 0x23 has no row in the datasheet table "
+			     "(DDR4, DDR5): modelled with DDR4-2400 8Gb x8 (Micron MT40A1G8) figures"));
+	assert_near(m.regions[0].devices, 2);
+	assert_near(m.regions[0].active_mw, 2 * 70.246153846);
+	assert_false(has_note(&m, "no VPP current"));
+	mr_power_model_destroy(&m);
+
+	dmi.type = MR_DRAM_DDR4;
+	dmi.smbios_type = 0x1a;
+	assert_int_equal(mr_power_model_build(&m, &map, &dmi), 0);
+	assert_false(has_note(&m, "has no row"));
 	mr_power_model_destroy(&m);
 }
 
@@ -356,6 +421,20 @@ static void test_dmi_parse(void **state)
 	assert_int_equal(mr_dmi_parse_type17(raw, sizeof(raw), &bytes, &devices, &type), 0);
 	assert_int_equal(bytes, 64 * MR_GIB);
 	assert_near(devices, 64);
+	/* DDR5: 16 Gb devices, ECC 80/64: 16 GiB = 8 x 1.25 = 10 devices. */
+	raw[0x0c] = 0x00;
+	raw[0x0d] = 0x40;		/* 16384 MiB */
+	raw[0x08] = 80;
+	raw[0x0a] = 64;
+	raw[0x12] = 0x22;
+	assert_int_equal(mr_dmi_parse_type17(raw, sizeof(raw), &bytes, &devices, &type), 0);
+	assert_int_equal(bytes, 16 * MR_GIB);
+	assert_near(devices, 10);
+	assert_int_equal(type, 0x22);
+	/* A type with no row (LPDDR5) is counted in the DDR4 row's 8 Gb devices. */
+	raw[0x12] = 0x23;
+	assert_int_equal(mr_dmi_parse_type17(raw, sizeof(raw), &bytes, &devices, &type), 0);
+	assert_near(devices, 20);
 	raw[0x0c] = 0;
 	raw[0x0d] = 0;			/* empty slot */
 	assert_int_equal(mr_dmi_parse_type17(raw, sizeof(raw), &bytes, &devices, &type), 0);
@@ -575,7 +654,9 @@ int main(void)
 		cmocka_unit_test(test_energy_accesses),
 		cmocka_unit_test(test_dmi_devices),
 		cmocka_unit_test(test_component_devices),
-		cmocka_unit_test(test_ddr5_fallback),
+		cmocka_unit_test(test_ddr5_figures),
+		cmocka_unit_test(test_ddr5_row),
+		cmocka_unit_test(test_other_type_fallback),
 		cmocka_unit_test(test_dmi_parse),
 		cmocka_unit_test(test_residency_json),
 		cmocka_unit_test(test_residency_from_record),
