@@ -10,8 +10,8 @@ libmrcore_la_SOURCES += \
 	monitor/record.c monitor/record.h \
 	monitor/report.c monitor/report.h \
 	monitor/profile.c monitor/profile.h
-libmrcore_la_CFLAGS += $(ZLIB_CFLAGS)
-libmrcore_la_LIBADD += $(ZLIB_LIBS) -lpthread -lm
+libmrcore_la_CFLAGS += $(ZLIB_CFLAGS) $(PNG_CFLAGS)
+libmrcore_la_LIBADD += $(ZLIB_LIBS) $(PNG_LIBS) -lpthread -lm
 
 # memregctl's monitor commands. tools/local.mk is included after this file, so it
 # names this variable in tools_memregctl_SOURCES (automake forbids += before =).
@@ -55,6 +55,12 @@ tests_monitor_test_perf_CFLAGS = $(MR_TEST_CFLAGS)
 tests_monitor_test_perf_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
 TESTS += tests/monitor/test-perf
 EXTRA_DIST += tests/monitor/perf-samples.hex tests/monitor/gen-perf-samples.sh
+
+check_PROGRAMS += tests/monitor/test-report
+tests_monitor_test_report_SOURCES = tests/monitor/test-report.c
+tests_monitor_test_report_CFLAGS = $(MR_TEST_CFLAGS) $(PNG_CFLAGS)
+tests_monitor_test_report_LDADD = $(MR_TEST_LDADD) $(PNG_LIBS)
+TESTS += tests/monitor/test-report
 
 check_PROGRAMS += tests/monitor/mk-phys-record
 tests_monitor_mk_phys_record_SOURCES = tests/monitor/mk-phys-record.c

@@ -1,5 +1,5 @@
 /* Reports over record files: working-set size percentiles and heatmaps written as
- * SVG, PNG (encoded here with zlib) or characters for a terminal. */
+ * SVG, PNG (libpng) or characters for a terminal. */
 #include "config.h"
 
 #include <errno.h>
@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
+#include <png.h>
 
 #include "common/util.h"
 #include "monitor/report.h"
@@ -202,12 +202,22 @@ static void heat_rgb(double v, unsigned char rgb[3])
 	rgb[2] = (unsigned char)(b * 255 + 0.5);
 }
 
+/* Pixels per cell, the same in SVG and PNG: about 800 wide, 3 per address row. */
+static void cell_px(const struct mr_heatmap *hm, unsigned *cw, unsigned *ch)
+{
+	*cw = hm->width && hm->width < 400 ? 800 / hm->width : 2;
+	*ch = 3;
+}
+
 int mr_heatmap_write_svg(const struct mr_heatmap *hm, const char *title, FILE *f)
 {
-	const unsigned cw = hm->width < 400 ? 800 / hm->width : 2, ch = 3, left = 90, top = 30;
-	unsigned x, y, W = left + hm->width * cw + 10, H = top + hm->height * ch + 40;
+	const unsigned left = 90, top = 30;
+	unsigned cw, ch, x, y, W, H;
 	char lo[32], sz[32];
 
+	cell_px(hm, &cw, &ch);
+	W = left + hm->width * cw + 10;
+	H = top + hm->height * ch + 40;
 	mr_format_size(hm->mapped_bytes, sz, sizeof(sz));
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%u\" "
@@ -234,70 +244,37 @@ int mr_heatmap_write_svg(const struct mr_heatmap *hm, const char *title, FILE *f
 	return ferror(f) ? mr_error(-EIO, "report: write error") : 0;
 }
 
-static void png_chunk(FILE *f, const char *type, const unsigned char *data, uint32_t len)
+int mr_heatmap_write_png(const struct mr_heatmap *hm, FILE *f)
 {
-	unsigned char b[4];
-	uLong c = crc32(0L, Z_NULL, 0);
+	unsigned cw, ch, W, H, x, y;
+	png_image img;
+	unsigned char *raw;
+	int err = 0;
 
-	b[0] = (unsigned char)(len >> 24), b[1] = (unsigned char)(len >> 16);
-	b[2] = (unsigned char)(len >> 8), b[3] = (unsigned char)len;
-	fwrite(b, 1, 4, f);
-	fwrite(type, 1, 4, f);
-	if (len)
-		fwrite(data, 1, len, f);
-	c = crc32(c, (const Bytef *)type, 4);
-	if (len)
-		c = crc32(c, data, len);
-	b[0] = (unsigned char)(c >> 24), b[1] = (unsigned char)(c >> 16);
-	b[2] = (unsigned char)(c >> 8), b[3] = (unsigned char)c;
-	fwrite(b, 1, 4, f);
-}
-
-int mr_heatmap_write_png(const struct mr_heatmap *hm, unsigned cell_px, FILE *f)
-{
-	static const unsigned char sig[8] = { 137, 'P', 'N', 'G', '\r', '\n', 26, '\n' };
-	unsigned W = hm->width * cell_px, H = hm->height * cell_px, x, y;
-	size_t stride = (size_t)W * 3 + 1, rawlen = stride * H;
-	unsigned char ihdr[13], *raw, *z;
-	uLongf zlen;
-
-	if (!cell_px || W > 20000 || H > 20000)
+	cell_px(hm, &cw, &ch);
+	W = hm->width * cw;
+	H = hm->height * ch;
+	if (!W || !H || W > 20000 || H > 20000)
 		return mr_error(-EINVAL, "report: PNG of %ux%u pixels refused", W, H);
-	raw = malloc(rawlen);
-	zlen = compressBound((uLong)rawlen);
-	z = malloc(zlen);
-	if (!raw || !z) {
-		free(raw);
-		free(z);
+	raw = malloc((size_t)W * H * 3);
+	if (!raw)
 		return mr_error(-ENOMEM, "report: out of memory");
-	}
-	for (y = 0; y < H; y++) {
-		unsigned char *row = raw + (size_t)y * stride;
-
-		row[0] = 0;	/* filter: none */
+	for (y = 0; y < H; y++)
 		for (x = 0; x < W; x++)
-			heat_rgb(hm->cells[(size_t)(y / cell_px) * hm->width + x / cell_px],
-				 row + 1 + (size_t)x * 3);
-	}
-	if (compress2(z, &zlen, raw, (uLong)rawlen, 9) != Z_OK) {
-		free(raw);
-		free(z);
-		return mr_error(-EIO, "report: zlib compression failed");
-	}
-	ihdr[0] = (unsigned char)(W >> 24), ihdr[1] = (unsigned char)(W >> 16);
-	ihdr[2] = (unsigned char)(W >> 8), ihdr[3] = (unsigned char)W;
-	ihdr[4] = (unsigned char)(H >> 24), ihdr[5] = (unsigned char)(H >> 16);
-	ihdr[6] = (unsigned char)(H >> 8), ihdr[7] = (unsigned char)H;
-	ihdr[8] = 8;	/* bit depth */
-	ihdr[9] = 2;	/* truecolour RGB */
-	ihdr[10] = ihdr[11] = ihdr[12] = 0;
-	fwrite(sig, 1, sizeof(sig), f);
-	png_chunk(f, "IHDR", ihdr, 13);
-	png_chunk(f, "IDAT", z, (uint32_t)zlen);
-	png_chunk(f, "IEND", NULL, 0);
+			heat_rgb(hm->cells[(size_t)(y / ch) * hm->width + x / cw],
+				 raw + ((size_t)y * W + x) * 3);
+	memset(&img, 0, sizeof(img));
+	img.version = PNG_IMAGE_VERSION;
+	img.width = W;
+	img.height = H;
+	img.format = PNG_FORMAT_RGB;
+	if (!png_image_write_to_stdio(&img, f, 0, raw, (png_int_32)W * 3, NULL))
+		err = mr_error(-EIO, "report: PNG: %s", img.message);
+	png_image_free(&img);
 	free(raw);
-	free(z);
-	return ferror(f) ? mr_error(-EIO, "report: write error") : 0;
+	if (!err && ferror(f))
+		err = mr_error(-EIO, "report: write error");
+	return err;
 }
 
 int mr_heatmap_write_term(const struct mr_heatmap *hm, FILE *f)

@@ -29,8 +29,9 @@ int mr_heatmap_build(const struct mr_rec *rec, unsigned width, unsigned height,
 		     struct mr_heatmap *hm);
 void mr_heatmap_free(struct mr_heatmap *hm);
 int mr_heatmap_write_svg(const struct mr_heatmap *hm, const char *title, FILE *f);
-/* PNG (RGB, zlib-compressed), each cell @cell_px pixels square. */
-int mr_heatmap_write_png(const struct mr_heatmap *hm, unsigned cell_px, FILE *f);
+/* PNG (RGB, through libpng), cells the size of the SVG's: about 800 pixels across,
+ * 3 per address row; row 0 (lowest address) at the top. */
+int mr_heatmap_write_png(const struct mr_heatmap *hm, FILE *f);
 /* Characters " .:-=+*#%@", one a cell, address down, time across. */
 int mr_heatmap_write_term(const struct mr_heatmap *hm, FILE *f);
 

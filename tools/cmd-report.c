@@ -142,7 +142,7 @@ static int report_heatmap(const struct mr_rec *rec, const char *path, const char
 		err = mr_heatmap_write_svg(&hm, rec->hdr.kind == MR_MON_TARGET_PHYS ? "physical memory"
 					   : "process", f);
 	else if (!strcmp(fmt, "png"))
-		err = mr_heatmap_write_png(&hm, hm.width < 400 ? 800 / hm.width : 2, f);
+		err = mr_heatmap_write_png(&hm, f);
 	else {
 		char sz[32];
 
