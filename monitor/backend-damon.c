@@ -445,7 +445,13 @@ static int follow_maps(struct mr_mon_ctx *ctx)
 	free(p->ranges);
 	p->ranges = r;
 	p->nr_ranges = nr;
-	return err;
+	if (err) {
+		/* keep monitoring what DAMON has: a lost update is not a lost record */
+		fprintf(stderr, "memregctl: damon: cannot give DAMON the new mappings (%s); "
+			"monitoring the ranges it has\n", mr_last_error());
+		p->follow_maps = false;
+	}
+	return 0;
 }
 
 /* Build kdamond 0 with one context, one target and a stat scheme, and start it. */

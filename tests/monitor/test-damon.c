@@ -27,6 +27,7 @@
 /* Every write the backend makes goes through mr_root_write_str: wrapped, it stands
  * for a live root ("/"), where the real one would write. */
 static bool writes_allowed;
+static const char *write_fails;	/* a write whose "path=value" holds this fails */
 static char writes[512][160];
 static unsigned nr_writes;
 
@@ -38,6 +39,8 @@ int __wrap_mr_root_write_str(const char *linux_path, const char *s, bool apply)
 	assert_true(apply);
 	if (nr_writes < MR_ARRAY_SIZE(writes))
 		snprintf(writes[nr_writes++], sizeof(writes[0]), "%s=%s", linux_path, s);
+	if (write_fails && nr_writes && strstr(writes[nr_writes - 1], write_fails))
+		return -EINVAL;
 	return 0;
 }
 
@@ -378,6 +381,21 @@ static void test_process_follows_maps(void **state)
 	assert_int_equal(count_writes(mark, "regions/2/start=138538465099776"), 1);
 	assert_int_equal(count_writes(mark, "regions/2/end=138538466148352"), 1);
 	assert_int_equal(count_writes(mark, "kdamonds/0/state=commit"), 1);
+
+	/* a kernel that refuses the commit: monitoring goes on with what DAMON has,
+	 * and memreg stops writing regions */
+	write_fails = "state=commit";
+	put("/proc/4242/maps", "7f0000000000-7f0000a00000 rw-p 00000000 00:00 0 \n");
+	mark = nr_writes;
+	usleep(2000);
+	ctx.ops->snapshot(&ctx);
+	assert_int_equal(count_writes(mark, "kdamonds/0/state=commit"), 1);
+	write_fails = NULL;
+	put("/proc/4242/maps", "7f0000000000-7f0000b00000 rw-p 00000000 00:00 0 \n");
+	mark = nr_writes;
+	usleep(2000);
+	ctx.ops->snapshot(&ctx);
+	assert_int_equal(count_writes(mark, "regions/nr_regions="), 0);
 	ctx.ops->cleanup(&ctx);
 	mr_mon_ctx_destroy(&ctx);
 	assert_string_equal(writes[nr_writes - 1], "/sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds=0");
