@@ -1,15 +1,19 @@
 #!/bin/sh
 # make check's driver for one lab group: tests/lab/GROUP.lab -> scripts/lab --group
 # GROUP against the installed tree staged in the build directory. TAP on stdout; when
-# QEMU cannot run at all, a TAP skip with the reason (the runner exits 77).
+# QEMU cannot run at all, a TAP skip with the reason (the runner exits 77). The files
+# the guest tests export land in tests/lab/GROUP.files of the build directory (emptied
+# first, so it holds this run's only), where CI keeps them.
 stub=$1
 group=$(basename "$stub" .lab)
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 builddir=${top_builddir:-$PWD}
 out=$(mktemp)
+files=$builddir/tests/lab/$group.files
+rm -rf "$files"
 status=0
 "$srcdir/scripts/lab" --build "$builddir" --stage "$builddir/tests/lab/stage" \
-	--group "$group" 2>"$out" || status=$?
+	--group "$group" --out "$files" 2>"$out" || status=$?
 cat "$out" >&2
 if [ "$status" -eq 77 ]; then
 	why=$(sed -n 's/^lab: SKIP: //p' "$out" | tail -n 1)

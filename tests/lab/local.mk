@@ -1,7 +1,8 @@
 # tests/lab/: the VM lab's make check side. Every directory under tests/lab/guest/ is
 # a group of guest tests run in one boot by scripts/lab; each group is one TESTS entry
 # (tests/lab/GROUP.lab, generated), read through automake's TAP driver so every guest
-# test is counted. Test helper programs for the guest are tests/lab/progs/NAME.
+# test is counted. Test helper programs for the guest are tests/lab/progs/NAME. Files
+# the guest tests export (lab-export) are kept in tests/lab/GROUP.files.
 TEST_EXTENSIONS += .lab
 if ENABLE_TESTS
 
@@ -21,11 +22,13 @@ tests/lab/stage.stamp: $(PROGRAMS) $(LTLIBRARIES) $(noinst_PROGRAMS)
 		prefix=/usr >tests/lab/stage.log 2>&1 || { cat tests/lab/stage.log; exit 1; }
 	@touch $@
 check_DATA += $(MR_LAB_TESTS)
+# lab-export's host side (scripts/lab --decode), no boot.
+TESTS += tests/lab/export-decode.sh
 CLEANFILES += $(MR_LAB_TESTS) tests/lab/stage.stamp tests/lab/stage.log
 endif
 
 clean-local: clean-lab-stage
 clean-lab-stage:
-	rm -rf tests/lab/stage
+	rm -rf tests/lab/stage tests/lab/*.files
 
 EXTRA_DIST += tests/lab
