@@ -57,11 +57,11 @@ MR_FUZZ_RENAME = -DMR_NO_ALIASES -Dmalloc=mrz_malloc -Dfree=mrz_free -Dcalloc=mr
 	-Dmemalign=mrz_memalign -Dvalloc=mrz_valloc -Dpvalloc=mrz_pvalloc \
 	-Dmalloc_usable_size=mrz_malloc_usable_size -Dmalloc_trim=mrz_malloc_trim \
 	-Dcfree=mrz_cfree -Dfree_sized=mrz_free_sized -Dfree_aligned_sized=mrz_free_aligned_sized
-MR_ALLOC_CORE_SOURCES = allocator/buddy.c allocator/sizeclass.c allocator/options.c \
+MR_ALLOC_CORE_SRCS = allocator/buddy.c allocator/sizeclass.c allocator/options.c \
 	allocator/fmt.c allocator/alloc.c allocator/sites.c allocator/stats.c allocator/interpose.c
 EXTRA_DIST += tests/alloc/fuzz-alloc.c
 if HAVE_CLANG
-tests/alloc/fuzz-alloc: $(MR_ALLOC_CORE_SOURCES:%=$(srcdir)/%) $(srcdir)/tests/alloc/fuzz-alloc.c
+tests/alloc/fuzz-alloc: $(MR_ALLOC_CORE_SRCS:%=$(srcdir)/%) $(srcdir)/tests/alloc/fuzz-alloc.c
 	@mkdir -p tests/alloc
 	$(AM_V_CC)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		$(MR_FUZZ_RENAME) $(DEFS) $(AM_CPPFLAGS) -o $@ $^ -lpthread -ldl
