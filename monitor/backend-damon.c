@@ -80,17 +80,11 @@ static int trace_open(struct mr_mon_ctx *ctx, struct damon_priv *p)
 	if (err)
 		return err;
 	p->inst_made = true;
-	/* With record-cmd on (the default), enabling an event also hooks the
-	 * sched_switch tracepoint for comm names, which patches __schedule's code
-	 * while other CPUs run it: a lab guest (QEMU TCG) once panicked in
-	 * __schedule just then. Without it only DAMON's own code is patched, and
-	 * only while no kdamond runs (before start, after reset). */
-	mr_pathf(path, sizeof(path), "%s/options/record-cmd", p->inst);
-	if (mr_root_exists(path)) {
-		err = wr(ctx, path, "0");
-		if (err)
-			return err;
-	}
+	/* Enabling the event with tracing's record-cmd on (the default; a global
+	 * option, not an instance's) also hooks sched_switch for comm names: harmless
+	 * on real CPUs, a panic now and then under QEMU TCG, so the lab boots with
+	 * trace_options=norecord-cmd (docs/lab.md). memreg leaves global tracing
+	 * options alone. */
 	err = wr(ctx, mr_pathf(path, sizeof(path), "%s/events/damon/damon_aggregated/enable",
 			       p->inst), "1");
 	if (err)
