@@ -11,8 +11,13 @@ builddir=${top_builddir:-$PWD}
 out=$(mktemp)
 files=$builddir/tests/lab/$group.files
 rm -rf "$files"
+# One boot at a time: under make check -j2 two TCG guests (2 vCPUs each) would
+# share this machine's cores, and a starved guest's kdamond sampled a third as
+# often as it should (a CI run's damon zigzag read 8 snapshots in 30 s).
+serial=
+command -v flock >/dev/null 2>&1 && serial="flock $builddir/tests/lab/boot.lock"
 status=0
-"$srcdir/scripts/lab" --build "$builddir" --stage "$builddir/tests/lab/stage" \
+$serial "$srcdir/scripts/lab" --build "$builddir" --stage "$builddir/tests/lab/stage" \
 	--group "$group" --out "$files" 2>"$out" || status=$?
 cat "$out" >&2
 if [ "$status" -eq 77 ]; then

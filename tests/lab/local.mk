@@ -24,7 +24,7 @@ tests/lab/stage.stamp: $(PROGRAMS) $(LTLIBRARIES) $(noinst_PROGRAMS)
 check_DATA += $(MR_LAB_TESTS)
 # lab-export's host side (scripts/lab --decode), no boot.
 TESTS += tests/lab/export-decode.sh
-CLEANFILES += $(MR_LAB_TESTS) tests/lab/stage.stamp tests/lab/stage.log
+CLEANFILES += $(MR_LAB_TESTS) tests/lab/stage.stamp tests/lab/stage.log tests/lab/boot.lock
 endif
 
 clean-local: clean-lab-stage
