@@ -41,6 +41,7 @@ struct damon_priv {
 	struct mr_mon_range *ranges;	/* the ranges last given to DAMON */
 	size_t nr_ranges;
 	uint64_t next_update_us;	/* when to read the mappings again */
+	uint64_t nr_commits;		/* new ranges given to the running kdamond */
 };
 
 static int wr(struct mr_mon_ctx *ctx, const char *path, const char *val);
@@ -280,15 +281,16 @@ static void reset(struct mr_mon_ctx *ctx)
 		}
 	}
 	/* nr_kdamonds refuses (-EBUSY) while a kdamond still winds down, which on
-	 * a loaded emulated guest took longer than the wait above: retry up to 10 s */
-	for (i = 0; i < 1000; i++) {
+	 * a loaded emulated guest took longer than the wait above, once more than 10 s
+	 * (a CI run with two guests on two cores): retry up to 30 s */
+	for (i = 0; i < 3000; i++) {
 		int err = wr(ctx, ADMIN "/kdamonds/nr_kdamonds", "0");
 
 		if (err != -EBUSY)
 			break;
 		usleep(10000);
 	}
-	if (i == 1000)
+	if (i == 3000)
 		fprintf(stderr, "memregctl: damon: %s\n", mr_last_error());
 }
 
@@ -432,6 +434,10 @@ static int follow_maps(struct mr_mon_ctx *ctx)
 		free(r);
 		return 0;
 	}
+	if (!p->nr_commits++)	/* once: a long --pid run may change its mappings often */
+		fprintf(stderr, "memregctl: damon: the target's mappings changed; giving DAMON "
+			"the new ranges (%zu) every %" PRIu64 " ms while they change\n", nr,
+			ctx->attrs.update_us / 1000);
 	err = write_regions(ctx, r, nr);
 	/* the kdamond takes the new inputs at its next aggregation; the write waits */
 	if (!err)
