@@ -808,7 +808,8 @@ const struct mr_mon_ops mr_mon_ops_damon = {
 		"only where nothing else uses DAMON (nr_kdamonds reads 0, no kdamond thread,\n"
 		"the reclaim, LRU-sort and stat modules off); otherwise it says so and writes\n"
 		"nothing. Changes the kernel's state, so it needs --apply; sets nr_kdamonds\n"
-		"back to 0 and removes its tracefs instance when done.",
+		"back to 0 and removes its tracefs instance when done. For a process, DAMON\n"
+		"monitors its mappings, read again every update interval.",
 	/* the kernel's own defaults: sampling in the kernel costs little */
 	.default_attrs = { .sample_us = 5000, .aggr_us = 100000, .update_us = 1000000,
 			   .min_nr_regions = 10, .max_nr_regions = 1000 },
