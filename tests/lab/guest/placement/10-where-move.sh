@@ -3,28 +3,13 @@
 # node 1's regions; after memregctl move --to a node-3 region it shows it in node 3's
 # regions; moving an address range moves only that range; mr-touch finds its data
 # intact.
-fail() { echo "FAIL: $*"; [ -n "$pid" ] && kill "$pid" 2>/dev/null; exit 1; }
+. /lab/tests/lib
 SIZE=$((64 << 20))
-
-# Bytes of $pid in the regions of node $1, from where --json.
-node_bytes() {
-	memregctl where "$pid" --json | tr -d ' \n\t' | sed 's/{"id":/\n&/g' |
-		grep "^{\"id\":[0-9]*,\"node\":$1," |
-		sed 's/.*"bytes":\([0-9]*\)}.*/\1/' | { s=0; while read -r b; do s=$((s + b)); done; echo $s; }
-}
-# The highest region id on node $1 (its DIMM region in the lab).
-region_of_node() {
-	memregctl regions --json --no-occupancy | tr -d ' \n\t' | sed 's/{"id":/\n&/g' |
-		grep "\"node\":$1," | sed 's/^{"id":\([0-9]*\),.*/\1/' | tail -n 1
-}
 
 rm -f /tmp/touch.out
 mr-touch 64M 1 >/tmp/touch.out 2>&1 &
 pid=$!
-i=0
-until grep -q '^ready' /tmp/touch.out; do
-	i=$((i + 1)); [ "$i" -lt 300 ] || fail "mr-touch did not start"; sleep 0.1
-done
+wait_ready /tmp/touch.out "mr-touch did not start"
 
 memregctl where "$pid" || fail "where failed"
 b1=$(node_bytes 1)

@@ -2,16 +2,13 @@
 # where without privileges: run as an ordinary user, pagemap hides frame numbers, so
 # memregctl where falls back to numa_maps and counts the process's own 64 MiB on
 # node 1 (node 1 has two regions, so its bytes are per node, not per region).
-fail() { echo "FAIL: $*"; [ -n "$pid" ] && kill "$pid" 2>/dev/null; exit 1; }
+. /lab/tests/lib
 SIZE=$((64 << 20))
 U=65534
 rm -f /tmp/touch-u.out
 mr-runas $U mr-touch 64M 1 >/tmp/touch-u.out 2>&1 &
 pid=$!
-i=0
-until grep -q '^ready' /tmp/touch-u.out; do
-	i=$((i + 1)); [ "$i" -lt 300 ] || fail "mr-touch did not start: $(cat /tmp/touch-u.out)"; sleep 0.1
-done
+wait_ready /tmp/touch-u.out "mr-touch did not start"
 # The MPST table is readable by root only: pass a copy, as a user would.
 cat /sys/firmware/acpi/tables/MPST >/tmp/mpst.dat || fail "cannot copy the MPST"
 chmod 644 /tmp/mpst.dat

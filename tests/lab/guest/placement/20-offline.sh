@@ -3,32 +3,22 @@
 # movable (DIMM) region moves those pages out and takes its blocks offline, the data
 # stays intact, `memregctl online` brings the blocks back. Then a crash: memregctl is
 # killed during an offline, and `memregctl online --restore --apply` recovers.
-fail() { echo "FAIL: $*"; [ -n "$pid" ] && kill "$pid" 2>/dev/null; exit 1; }
+. /lab/tests/lib
 SIZE=$((64 << 20))
-STATE=/var/lib/memreg/offline.state
 rm -f "$STATE"
 
 # The DIMM region of node 2: the highest region id on the node.
-R=$(memregctl regions --json --no-occupancy | tr -d ' \n\t' | sed 's/{"id":/\n&/g' |
-	grep '"node":2,' | sed 's/^{"id":\([0-9]*\),.*/\1/' | tail -n 1)
-BLOCKS=$(memregctl regions --json --no-occupancy | tr -d ' \n\t' | sed 's/{"id":/\n&/g' |
-	grep "^{\"id\":$R," | sed 's/.*"blocks":\[\([0-9,]*\)\].*/\1/' | tr ',' ' ')
+R=$(region_of_node 2)
+BLOCKS=$(region_blocks "$R")
 [ -n "$R" ] && [ -n "$BLOCKS" ] || fail "no DIMM region on node 2"
 echo "region $R, blocks $BLOCKS"
 states() { for b in $BLOCKS; do printf '%s ' "$(cat /sys/devices/system/memory/memory$b/state)"; done; }
-region_bytes() {
-	memregctl where "$pid" --json | tr -d ' \n\t' | sed 's/{"id":/\n&/g' |
-		grep "^{\"id\":$R," | sed 's/.*"bytes":\([0-9]*\)}.*/\1/'
-}
 
 rm -f /tmp/touch.out
 mr-touch 64M 2 >/tmp/touch.out 2>&1 &
 pid=$!
-i=0
-until grep -q '^ready' /tmp/touch.out; do
-	i=$((i + 1)); [ "$i" -lt 300 ] || fail "mr-touch did not start"; sleep 0.1
-done
-before=$(region_bytes)
+wait_ready /tmp/touch.out "mr-touch did not start"
+before=$(region_bytes "$R")
 echo "region $R holds $before bytes of pid $pid"
 [ "$before" -ge $((SIZE / 2)) ] || fail "region $R holds only $before bytes of mr-touch"
 
@@ -43,7 +33,7 @@ for b in $BLOCKS; do
 	[ "$(cat /sys/devices/system/memory/memory$b/state)" = offline ] || fail "memory$b is not offline"
 	grep -qx "memory$b" "$STATE" || fail "memory$b is not in the state file"
 done
-after=$(region_bytes)
+after=$(region_bytes "$R")
 [ "$after" -eq 0 ] || fail "region $R still holds $after bytes after the offline"
 memregctl where "$pid"
 kill -USR2 "$pid"

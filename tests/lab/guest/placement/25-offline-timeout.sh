@@ -5,12 +5,10 @@
 # takes the first block offline, gives up on the second at the limit, brings the first
 # back online and says so; every block ends as it was and nothing is left to restore.
 # Once mr-pin is gone, the same offline succeeds.
-fail() { echo "FAIL: $*"; [ -n "$pid" ] && kill "$pid" 2>/dev/null; exit 1; }
-STATE=/var/lib/memreg/offline.state
+. /lab/tests/lib
 rm -f "$STATE"
-json=$(memregctl regions --json --no-occupancy | tr -d ' \n\t' | sed 's/{"id":/\n&/g')
-R=$(echo "$json" | grep '"node":2,' | sed 's/^{"id":\([0-9]*\),.*/\1/' | tail -n 1)
-BLOCKS=$(echo "$json" | grep "^{\"id\":$R," | sed 's/.*"blocks":\[\([0-9,]*\)\].*/\1/' | tr ',' ' ')
+R=$(region_of_node 2)
+BLOCKS=$(region_blocks "$R")
 set -- $BLOCKS
 [ $# -ge 2 ] || fail "region $R has fewer than 2 blocks: $BLOCKS"
 b1=$1 b2=$2
@@ -22,13 +20,9 @@ echo offline >$mem/memory$b1/state || fail "setup: cannot offline memory$b1"
 rm -f /tmp/pin.out
 mr-pin 1M 2 >/tmp/pin.out 2>&1 &
 pid=$!
-i=0
-until grep -q '^ready' /tmp/pin.out; do
-	i=$((i + 1)); [ "$i" -lt 300 ] || fail "mr-pin did not start: $(cat /tmp/pin.out)"; sleep 0.1
-done
+wait_ready /tmp/pin.out "mr-pin did not start"
 echo online_movable >$mem/memory$b1/state || fail "setup: cannot online memory$b1"
-inr=$(memregctl where "$pid" --json | tr -d ' \n\t' | sed 's/{"id":/\n&/g' |
-	grep "^{\"id\":$R," | sed 's/.*"bytes":\([0-9]*\)}.*/\1/')
+inr=$(region_bytes "$R")
 [ "$inr" -ge 65536 ] || fail "mr-pin's pages are not in region $R ($inr bytes)"
 snapshot() { for b in $BLOCKS; do echo "$b $(cat $mem/memory$b/state) $(cat $mem/memory$b/valid_zones)"; done; }
 snapshot >/tmp/before

@@ -2,8 +2,7 @@
 # refusal: offlining a region whose blocks hold unmovable memory (node 0's boot memory,
 # where the kernel lives; node 1's boot memory, in zone DMA32) fails with a clear
 # message and leaves every memory block exactly as it was, with no state file.
-fail() { echo "FAIL: $*"; exit 1; }
-STATE=/var/lib/memreg/offline.state
+. /lab/tests/lib
 rm -f "$STATE"
 snapshot() {
 	for d in /sys/devices/system/memory/memory*; do

@@ -5,19 +5,12 @@
 # region is bound (MPOL_PREFERRED) to the node of the thread that took it, so the
 # pages stay on node 1: where regions are nodes, packing never turns local memory
 # remote. memregctl where counts the bytes per node; the data is checked intact.
-fail() { echo "FAIL: $*"; [ -n "$pid" ] && kill "$pid" 2>/dev/null; exit 1; }
+. /lab/tests/lib
 SIZE=$((128 << 20))
 lib=/usr/lib/libmemreg.so
 [ -f "$lib" ] || fail "$lib is not installed in the guest"
 [ "$(cat /proc/sys/kernel/numa_balancing 2>/dev/null)" = 0 ] ||
 	fail "numa_balancing is on: pages would move under the test"
-
-# Bytes of $pid in the regions of node $1, from where --json.
-node_bytes() {
-	memregctl where "$pid" --json | tr -d ' \n\t' | sed 's/{"id":/\n&/g' |
-		grep "^{\"id\":[0-9]*,\"node\":$1," |
-		sed 's/.*"bytes":\([0-9]*\)}.*/\1/' | { s=0; while read -r b; do s=$((s + b)); done; echo $s; }
-}
 
 # run LABEL [PRELOAD]: start the program, wait for "ready", print bytes per node.
 run() {
@@ -28,11 +21,7 @@ run() {
 		mr-alloc-node 128M 1 0 >/tmp/alloc-node.out 2>&1 &
 	fi
 	pid=$!
-	i=0
-	until grep -q '^ready' /tmp/alloc-node.out; do
-		i=$((i + 1)); [ "$i" -lt 600 ] || fail "$1: mr-alloc-node did not start: $(cat /tmp/alloc-node.out)"
-		sleep 0.1
-	done
+	wait_ready /tmp/alloc-node.out "$1: mr-alloc-node did not start" 600
 	n0=$(node_bytes 0) n1=$(node_bytes 1)
 	echo "$1: node 0 regions hold $n0 bytes, node 1 regions $n1 bytes"
 	kill "$pid"
