@@ -476,10 +476,12 @@ int mr_mon_run(struct mr_mon_ctx *ctx, mr_mon_snapshot_fn fn, void *arg)
 	if (ctx->ops->needs_apply && !ctx->apply)
 		return mr_error(-EPERM, "%s: changes the kernel's state; give --apply to allow it",
 				ctx->ops->name);
-	if (ctx->ops->selftest) {
+	/* damon's costs a whole kdamond lifecycle; init re-checks what safety needs */
+	if (ctx->ops->selftest && !ctx->selftest_passed) {
 		err = ctx->ops->selftest(ctx);
 		if (err)
 			return err;
+		ctx->selftest_passed = true;
 	}
 	if (!ctx->ops->snapshot) {
 		err = get_ranges(ctx, &ranges, &nr);
