@@ -41,7 +41,7 @@ struct damon_priv {
 	struct mr_mon_range *ranges;	/* the ranges last given to DAMON */
 	size_t nr_ranges;
 	uint64_t next_update_us;	/* when to read the mappings again */
-	uint64_t nr_commits;		/* new ranges given to the running kdamond */
+	bool maps_changed;		/* said once that the mappings changed */
 };
 
 static int wr(struct mr_mon_ctx *ctx, const char *path, const char *val);
@@ -434,10 +434,12 @@ static int follow_maps(struct mr_mon_ctx *ctx)
 		free(r);
 		return 0;
 	}
-	if (!p->nr_commits++)	/* once: a long --pid run may change its mappings often */
+	if (!p->maps_changed) {	/* once: a long --pid run may change its mappings often */
+		p->maps_changed = true;
 		fprintf(stderr, "memregctl: damon: the target's mappings changed; giving DAMON "
 			"the new ranges (%zu) every %" PRIu64 " ms while they change\n", nr,
 			ctx->attrs.update_us / 1000);
+	}
 	err = write_regions(ctx, r, nr);
 	/* the kdamond takes the new inputs at its next aggregation; the write waits */
 	if (!err)

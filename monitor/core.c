@@ -378,7 +378,6 @@ int mr_mon_aggregate(struct mr_mon_ctx *ctx, uint32_t max_nr_accesses, uint64_t 
 	int ret = 0;
 
 	merge_to_limit(ctx, max_nr_accesses);
-	ctx->nr_aggregations++;
 	if (fn)
 		ret = fn(ctx, time_us, arg);
 	for (i = 0; i < t->nr_regions; i++) {
@@ -448,7 +447,6 @@ static int run_snapshots(struct mr_mon_ctx *ctx, mr_mon_snapshot_fn fn, void *ar
 		ret = ctx->ops->snapshot(ctx);
 		if (ret)
 			break;
-		ctx->nr_aggregations++;
 		if (fn) {
 			ret = fn(ctx, ctx->replay_path ? ctx->snapshot_time_us : mr_mon_now_us() - start, arg);
 			if (ret)

@@ -114,7 +114,6 @@ struct mr_mon_ctx {
 	uint64_t rand_state;
 	volatile sig_atomic_t *stop;	/* set by a signal handler: stop after this sample */
 	uint64_t nr_samples;		/* statistics */
-	uint64_t nr_aggregations;
 	double kernel_cpu_s;		/* CPU time of kernel threads doing the sampling (kdamond) */
 };
 
