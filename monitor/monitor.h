@@ -151,6 +151,9 @@ uint64_t mr_mon_now_us(void);
  * [vdso]) left out. */
 int mr_mon_read_maps(pid_t pid, struct mr_mon_range **ranges, size_t *nr);
 bool mr_mon_process_alive(pid_t pid);
+/* Write @what to /proc/PID/clear_refs: "1" clears the accessed bits (refs), "4" the
+ * soft-dirty bits (softdirty). Refused under a fixture root. */
+int mr_mon_clear_refs(pid_t pid, const char *what);
 
 /* "backend.c" */
 const struct mr_mon_ops *mr_mon_backend_find(const char *name);
