@@ -153,6 +153,7 @@ struct perf_priv {
 	uint64_t sample_type;
 	unsigned char *copy;		/* a record that wraps around the ring, linearised */
 	bool *hit;			/* per region, this sampling interval */
+	size_t cap_hit;			/* entries allocated in hit */
 };
 
 static int open_event(pid_t pid, struct perf_priv *p)
@@ -301,10 +302,16 @@ static int perf_check(struct mr_mon_ctx *ctx, uint32_t *max_nr)
 	size_t i;
 	long n;
 
-	free(p->hit);
-	p->hit = calloc(ctx->target.nr_regions + 1, sizeof(bool));
-	if (!p->hit)
-		return mr_error(-ENOMEM, "perf: out of memory");
+	/* every sampling interval: reuse the array, grow it only with the regions */
+	if (ctx->target.nr_regions + 1 > p->cap_hit) {
+		bool *hit = realloc(p->hit, (ctx->target.nr_regions + 1) * sizeof(bool));
+
+		if (!hit)
+			return mr_error(-ENOMEM, "perf: out of memory");
+		p->hit = hit;
+		p->cap_hit = ctx->target.nr_regions + 1;
+	}
+	memset(p->hit, 0, p->cap_hit * sizeof(bool));
 	n = drain(p, mark, ctx);
 	if (n < 0)
 		return (int)n;

@@ -136,12 +136,11 @@ static struct mr_mon_region new_region(uint64_t start, uint64_t end)
 
 int mr_mon_set_ranges(struct mr_mon_target *t, const struct mr_mon_range *ranges, size_t nr)
 {
-	struct mr_mon_region *out = NULL;
-	size_t n = 0, cap = t->nr_regions + 2 * nr + 1, i, j = 0;
+	struct mr_mon_target out = { 0 };	/* the new regions, built beside the old */
+	size_t i, j = 0;
 
-	out = malloc(cap * sizeof(*out));
-	if (!out)
-		return mr_error(-ENOMEM, "monitor: out of memory for regions");
+	if (reserve(&out, t->nr_regions + 2 * nr + 1))
+		goto oom;
 	for (i = 0; i < nr; i++) {
 		uint64_t cur = ranges[i].start;
 
@@ -157,46 +156,31 @@ int mr_mon_set_ranges(struct mr_mon_target *t, const struct mr_mon_range *ranges
 				r.end = ranges[i].end;
 			if (r.start >= r.end)
 				continue;
-			if (n + 2 > cap) {
-				struct mr_mon_region *p;
-
-				cap *= 2;
-				p = realloc(out, cap * sizeof(*out));
-				if (!p) {
-					free(out);
-					return mr_error(-ENOMEM, "monitor: out of memory for regions");
-				}
-				out = p;
-			}
+			if (reserve(&out, out.nr_regions + 2))
+				goto oom;
 			if (r.start > cur)	/* a hole the old regions did not cover */
-				out[n++] = new_region(cur, r.start);
+				out.regions[out.nr_regions++] = new_region(cur, r.start);
 			if (r.sampling_addr < r.start || r.sampling_addr >= r.end)
 				r.sampling_addr = r.start;
-			out[n++] = r;
+			out.regions[out.nr_regions++] = r;
 			cur = r.end;
 			if (t->regions[j].end > ranges[i].end)
 				break;	/* the region continues into the next range */
 		}
 		if (cur < ranges[i].end) {
-			if (n + 1 > cap) {
-				struct mr_mon_region *p;
-
-				cap *= 2;
-				p = realloc(out, cap * sizeof(*out));
-				if (!p) {
-					free(out);
-					return mr_error(-ENOMEM, "monitor: out of memory for regions");
-				}
-				out = p;
-			}
-			out[n++] = new_region(cur, ranges[i].end);
+			if (reserve(&out, out.nr_regions + 1))
+				goto oom;
+			out.regions[out.nr_regions++] = new_region(cur, ranges[i].end);
 		}
 	}
 	free(t->regions);
-	t->regions = out;
-	t->nr_regions = n;
-	t->cap_regions = cap;
+	t->regions = out.regions;
+	t->nr_regions = out.nr_regions;
+	t->cap_regions = out.cap_regions;
 	return 0;
+oom:
+	free(out.regions);
+	return mr_error(-ENOMEM, "monitor: out of memory for regions");
 }
 
 int mr_mon_init_regions(struct mr_mon_target *t, const struct mr_mon_range *ranges,
