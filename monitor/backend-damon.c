@@ -41,7 +41,7 @@ struct damon_priv {
 	struct mr_mon_range *ranges;	/* the ranges last given to DAMON */
 	size_t nr_ranges;
 	uint64_t next_update_us;	/* when to read the mappings again */
-	uint64_t nr_commits;		/* new ranges given to the running kdamond */
+	bool maps_changed;		/* said once that the mappings changed */
 };
 
 static int wr(struct mr_mon_ctx *ctx, const char *path, const char *val);
@@ -261,6 +261,18 @@ static double kdamond_cpu_s(void)
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
+/* Keep the largest reading: a kdamond whose target exited is gone, with its time. */
+static void note_kdamond_cpu(struct mr_mon_ctx *ctx)
+{
+	double cpu = kdamond_cpu_s();
+
+	if (cpu > ctx->kernel_cpu_s)
+		ctx->kernel_cpu_s = cpu;
+}
+
+/* nr_kdamonds = 0 tries, 10 ms apart: 30 s */
+#define RESET_RETRIES 3000
+
 static void reset(struct mr_mon_ctx *ctx)
 {
 	char state[32] = "", path[64], comm[32];
@@ -283,14 +295,14 @@ static void reset(struct mr_mon_ctx *ctx)
 	/* nr_kdamonds refuses (-EBUSY) while a kdamond still winds down, which on
 	 * a loaded emulated guest took longer than the wait above, once more than 10 s
 	 * (a CI run with two guests on two cores): retry up to 30 s */
-	for (i = 0; i < 3000; i++) {
+	for (i = 0; i < RESET_RETRIES; i++) {
 		int err = wr(ctx, ADMIN "/kdamonds/nr_kdamonds", "0");
 
 		if (err != -EBUSY)
 			break;
 		usleep(10000);
 	}
-	if (i == 3000)
+	if (i == RESET_RETRIES)
 		fprintf(stderr, "memregctl: damon: %s\n", mr_last_error());
 }
 
@@ -434,10 +446,12 @@ static int follow_maps(struct mr_mon_ctx *ctx)
 		free(r);
 		return 0;
 	}
-	if (!p->nr_commits++)	/* once: a long --pid run may change its mappings often */
+	if (!p->maps_changed) {	/* once: a long --pid run may change its mappings often */
+		p->maps_changed = true;
 		fprintf(stderr, "memregctl: damon: the target's mappings changed; giving DAMON "
 			"the new ranges (%zu) every %" PRIu64 " ms while they change\n", nr,
 			ctx->attrs.update_us / 1000);
+	}
 	err = write_regions(ctx, r, nr);
 	/* the kdamond takes the new inputs at its next aggregation; the write waits */
 	if (!err)
@@ -665,6 +679,16 @@ static int read_snapshot(struct mr_mon_ctx *ctx)
 	return p->trace_fd >= 0 ? read_trace(ctx) : read_tried(ctx);
 }
 
+/* Undo what start and choose_path set up: the kdamond, the tracefs instance. */
+static void priv_release(struct mr_mon_ctx *ctx, struct damon_priv *p)
+{
+	if (p->started)
+		reset(ctx);
+	trace_close(ctx, p);
+	free(p->ranges);
+	p->ranges = NULL;
+}
+
 static volatile int selftest_stop;
 
 #define SELFTEST_BYTES (4u << 20)
@@ -702,8 +726,6 @@ static int damon_selftest(struct mr_mon_ctx *ctx)
 	err = mr_mon_damon_check_free(why, sizeof(why));
 	if (err)
 		return mr_error(err == -EBUSY ? -EBUSY : -ENOTSUP, "damon: %s; not touched", why);
-	if (!ctx->apply)
-		return mr_error(-EPERM, "damon: changes the kernel's state; give --apply");
 	if (ctx->target.kind == MR_MON_TARGET_PHYS)
 		return 0;	/* paddr: proved when the first snapshot arrives */
 	priv_init(&p);
@@ -734,10 +756,7 @@ static int damon_selftest(struct mr_mon_ctx *ctx)
 	}
 	selftest_stop = 1;
 	pthread_join(th, NULL);
-	if (p.started)
-		reset(&self);
-	trace_close(&self, &p);
-	free(p.ranges);
+	priv_release(&self, &p);
 	self.priv = NULL;
 	mr_mon_ctx_destroy(&self);
 	munmap((void *)page, SELFTEST_BYTES);
@@ -770,14 +789,11 @@ static int damon_init(struct mr_mon_ctx *ctx)
 static int damon_snapshot(struct mr_mon_ctx *ctx)
 {
 	int ret = follow_maps(ctx);
-	double cpu = kdamond_cpu_s();
-
-	if (!ret)
-		ret = read_snapshot(ctx);
 
 	/* read while it runs: a kdamond whose target exited is gone by cleanup */
-	if (cpu > ctx->kernel_cpu_s)
-		ctx->kernel_cpu_s = cpu;
+	note_kdamond_cpu(ctx);
+	if (!ret)
+		ret = read_snapshot(ctx);
 	return ret;
 }
 
@@ -785,16 +801,10 @@ static void damon_cleanup(struct mr_mon_ctx *ctx)
 {
 	struct damon_priv *p = ctx->priv;
 
-	if (p && p->started) {
-		double cpu = kdamond_cpu_s();
-
-		if (cpu > ctx->kernel_cpu_s)
-			ctx->kernel_cpu_s = cpu;
-		reset(ctx);
-	}
 	if (p) {
-		trace_close(ctx, p);
-		free(p->ranges);
+		if (p->started)
+			note_kdamond_cpu(ctx);
+		priv_release(ctx, p);
 	}
 	free(p);
 	ctx->priv = NULL;

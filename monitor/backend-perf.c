@@ -152,10 +152,8 @@ struct perf_priv {
 	size_t ring_bytes;
 	uint64_t sample_type;
 	unsigned char *copy;		/* a record that wraps around the ring, linearised */
-	uint64_t lost;
-	struct mr_mon_ctx *ctx;
-	uint32_t max_nr;
 	bool *hit;			/* per region, this sampling interval */
+	size_t cap_hit;			/* entries allocated in hit */
 };
 
 static int open_event(pid_t pid, struct perf_priv *p)
@@ -211,7 +209,7 @@ static long drain(struct perf_priv *p, void (*fn)(const struct mr_perf_sample *,
 		memcpy(p->copy, data + off, size - off);
 		memcpy(p->copy + (size - off), data, used - (size - off));
 	}
-	n = mr_mon_perf_parse(p->copy, used, p->sample_type, fn, arg, &p->lost);
+	n = mr_mon_perf_parse(p->copy, used, p->sample_type, fn, arg, NULL);
 	__atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
 	return n;
 }
@@ -277,8 +275,9 @@ static int perf_init(struct mr_mon_ctx *ctx)
 
 static void mark(const struct mr_perf_sample *s, void *arg)
 {
-	struct perf_priv *p = arg;
-	struct mr_mon_target *t = &p->ctx->target;
+	struct mr_mon_ctx *ctx = arg;
+	struct perf_priv *p = ctx->priv;
+	struct mr_mon_target *t = &ctx->target;
 	size_t lo = 0, hi = t->nr_regions;
 
 	while (lo < hi) {
@@ -303,12 +302,17 @@ static int perf_check(struct mr_mon_ctx *ctx, uint32_t *max_nr)
 	size_t i;
 	long n;
 
-	free(p->hit);
-	p->hit = calloc(ctx->target.nr_regions + 1, sizeof(bool));
-	if (!p->hit)
-		return mr_error(-ENOMEM, "perf: out of memory");
-	p->ctx = ctx;
-	n = drain(p, mark, p);
+	/* every sampling interval: reuse the array, grow it only with the regions */
+	if (ctx->target.nr_regions + 1 > p->cap_hit) {
+		bool *hit = realloc(p->hit, (ctx->target.nr_regions + 1) * sizeof(bool));
+
+		if (!hit)
+			return mr_error(-ENOMEM, "perf: out of memory");
+		p->hit = hit;
+		p->cap_hit = ctx->target.nr_regions + 1;
+	}
+	memset(p->hit, 0, p->cap_hit * sizeof(bool));
+	n = drain(p, mark, ctx);
 	if (n < 0)
 		return (int)n;
 	for (i = 0; i < ctx->target.nr_regions; i++) {

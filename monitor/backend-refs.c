@@ -26,15 +26,6 @@ struct refs_priv {
 	size_t cap;
 };
 
-static int clear_refs(pid_t pid, const char *what)
-{
-	char path[64];
-
-	/* per-process state, the backend's whole point: consent is the record command */
-	mr_pathf(path, sizeof(path), "/proc/%d/clear_refs", (int)pid);
-	return mr_root_write_str(path, what, true);
-}
-
 /* smaps: a header line per mapping, then "Key: value kB" lines. */
 static int read_smaps(pid_t pid, struct refs_priv *p)
 {
@@ -113,7 +104,7 @@ static int refs_selftest(struct mr_mon_ctx *ctx)
 		return mr_error(-errno, "refs: self-test mprotect: %s", strerror(errno));
 	}
 	page[0] = 1;
-	err = clear_refs(getpid(), "1");
+	err = mr_mon_clear_refs(getpid(), "1");
 	if (!err)
 		err = read_smaps(getpid(), &p);
 	v = err ? NULL : find_vma(&p, (uint64_t)(uintptr_t)page);
@@ -148,7 +139,7 @@ static int refs_init(struct mr_mon_ctx *ctx)
 
 static int refs_prepare(struct mr_mon_ctx *ctx)
 {
-	return clear_refs(ctx->target.pid, "1");
+	return mr_mon_clear_refs(ctx->target.pid, "1");
 }
 
 /*

@@ -58,11 +58,14 @@ static int replay_snapshot(struct mr_mon_ctx *ctx)
 	if (p->next >= p->rec.nr_snaps)
 		return 1;
 	s = &p->rec.snaps[p->next++];
-	r = realloc(ctx->target.regions, (s->nr_regions + 1) * sizeof(*r));
-	if (!r)
-		return mr_error(-ENOMEM, "replay: out of memory");
-	ctx->target.regions = r;
-	ctx->target.cap_regions = s->nr_regions + 1;
+	if (s->nr_regions + 1 > ctx->target.cap_regions) {	/* grow only: snapshots vary */
+		r = realloc(ctx->target.regions, (s->nr_regions + 1) * sizeof(*r));
+		if (!r)
+			return mr_error(-ENOMEM, "replay: out of memory");
+		ctx->target.regions = r;
+		ctx->target.cap_regions = s->nr_regions + 1;
+	}
+	r = ctx->target.regions;
 	for (i = 0; i < s->nr_regions; i++) {
 		memset(&r[i], 0, sizeof(r[i]));
 		r[i].start = s->regions[i].start;

@@ -21,14 +21,6 @@ struct sd_priv {
 	long page_bytes;
 };
 
-static int clear_soft_dirty(pid_t pid)
-{
-	char path[64];
-
-	mr_pathf(path, sizeof(path), "/proc/%d/clear_refs", (int)pid);
-	return mr_root_write_str(path, "4", true);
-}
-
 static int open_pagemap(pid_t pid)
 {
 	char path[64];
@@ -71,7 +63,7 @@ static int sd_selftest(struct mr_mon_ctx *ctx)
 	}
 	page[0] = 1;
 	fd = open_pagemap(getpid());
-	err = fd < 0 ? fd : clear_soft_dirty(getpid());
+	err = fd < 0 ? fd : mr_mon_clear_refs(getpid(), "4");
 	if (!err)
 		err = read_entry(fd, (uint64_t)(uintptr_t)page, pg, &e0);
 	page[0] = 2;
@@ -110,7 +102,7 @@ static int sd_init(struct mr_mon_ctx *ctx)
 
 static int sd_prepare(struct mr_mon_ctx *ctx)
 {
-	return clear_soft_dirty(ctx->target.pid);
+	return mr_mon_clear_refs(ctx->target.pid, "4");
 }
 
 static int sd_check(struct mr_mon_ctx *ctx, uint32_t *max_nr)

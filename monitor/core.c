@@ -136,12 +136,11 @@ static struct mr_mon_region new_region(uint64_t start, uint64_t end)
 
 int mr_mon_set_ranges(struct mr_mon_target *t, const struct mr_mon_range *ranges, size_t nr)
 {
-	struct mr_mon_region *out = NULL;
-	size_t n = 0, cap = t->nr_regions + 2 * nr + 1, i, j = 0;
+	struct mr_mon_target out = { 0 };	/* the new regions, built beside the old */
+	size_t i, j = 0;
 
-	out = malloc(cap * sizeof(*out));
-	if (!out)
-		return mr_error(-ENOMEM, "monitor: out of memory for regions");
+	if (reserve(&out, t->nr_regions + 2 * nr + 1))
+		goto oom;
 	for (i = 0; i < nr; i++) {
 		uint64_t cur = ranges[i].start;
 
@@ -157,46 +156,31 @@ int mr_mon_set_ranges(struct mr_mon_target *t, const struct mr_mon_range *ranges
 				r.end = ranges[i].end;
 			if (r.start >= r.end)
 				continue;
-			if (n + 2 > cap) {
-				struct mr_mon_region *p;
-
-				cap *= 2;
-				p = realloc(out, cap * sizeof(*out));
-				if (!p) {
-					free(out);
-					return mr_error(-ENOMEM, "monitor: out of memory for regions");
-				}
-				out = p;
-			}
+			if (reserve(&out, out.nr_regions + 2))
+				goto oom;
 			if (r.start > cur)	/* a hole the old regions did not cover */
-				out[n++] = new_region(cur, r.start);
+				out.regions[out.nr_regions++] = new_region(cur, r.start);
 			if (r.sampling_addr < r.start || r.sampling_addr >= r.end)
 				r.sampling_addr = r.start;
-			out[n++] = r;
+			out.regions[out.nr_regions++] = r;
 			cur = r.end;
 			if (t->regions[j].end > ranges[i].end)
 				break;	/* the region continues into the next range */
 		}
 		if (cur < ranges[i].end) {
-			if (n + 1 > cap) {
-				struct mr_mon_region *p;
-
-				cap *= 2;
-				p = realloc(out, cap * sizeof(*out));
-				if (!p) {
-					free(out);
-					return mr_error(-ENOMEM, "monitor: out of memory for regions");
-				}
-				out = p;
-			}
-			out[n++] = new_region(cur, ranges[i].end);
+			if (reserve(&out, out.nr_regions + 1))
+				goto oom;
+			out.regions[out.nr_regions++] = new_region(cur, ranges[i].end);
 		}
 	}
 	free(t->regions);
-	t->regions = out;
-	t->nr_regions = n;
-	t->cap_regions = cap;
+	t->regions = out.regions;
+	t->nr_regions = out.nr_regions;
+	t->cap_regions = out.cap_regions;
 	return 0;
+oom:
+	free(out.regions);
+	return mr_error(-ENOMEM, "monitor: out of memory for regions");
 }
 
 int mr_mon_init_regions(struct mr_mon_target *t, const struct mr_mon_range *ranges,
@@ -378,7 +362,6 @@ int mr_mon_aggregate(struct mr_mon_ctx *ctx, uint32_t max_nr_accesses, uint64_t 
 	int ret = 0;
 
 	merge_to_limit(ctx, max_nr_accesses);
-	ctx->nr_aggregations++;
 	if (fn)
 		ret = fn(ctx, time_us, arg);
 	for (i = 0; i < t->nr_regions; i++) {
@@ -448,7 +431,6 @@ static int run_snapshots(struct mr_mon_ctx *ctx, mr_mon_snapshot_fn fn, void *ar
 		ret = ctx->ops->snapshot(ctx);
 		if (ret)
 			break;
-		ctx->nr_aggregations++;
 		if (fn) {
 			ret = fn(ctx, ctx->replay_path ? ctx->snapshot_time_us : mr_mon_now_us() - start, arg);
 			if (ret)
@@ -476,10 +458,12 @@ int mr_mon_run(struct mr_mon_ctx *ctx, mr_mon_snapshot_fn fn, void *arg)
 	if (ctx->ops->needs_apply && !ctx->apply)
 		return mr_error(-EPERM, "%s: changes the kernel's state; give --apply to allow it",
 				ctx->ops->name);
-	if (ctx->ops->selftest) {
+	/* damon's costs a whole kdamond lifecycle; init re-checks what safety needs */
+	if (ctx->ops->selftest && !ctx->selftest_passed) {
 		err = ctx->ops->selftest(ctx);
 		if (err)
 			return err;
+		ctx->selftest_passed = true;
 	}
 	if (!ctx->ops->snapshot) {
 		err = get_ranges(ctx, &ranges, &nr);

@@ -1,5 +1,5 @@
 /* A process's address ranges from /proc/PID/maps, read through the root layer, so
- * monitoring targets follow mmap/munmap as they happen. */
+ * monitoring targets follow mmap/munmap as they happen; its clear_refs, written. */
 #include "config.h"
 
 #include <errno.h>
@@ -94,4 +94,13 @@ bool mr_mon_process_alive(pid_t pid)
 			return false;
 	}
 	return true;
+}
+
+int mr_mon_clear_refs(pid_t pid, const char *what)
+{
+	char path[64];
+
+	/* per-process state, the backends' whole point: consent is the record command */
+	mr_pathf(path, sizeof(path), "/proc/%d/clear_refs", (int)pid);
+	return mr_root_write_str(path, what, true);
 }

@@ -104,6 +104,8 @@ struct mr_mon_ctx {
 	struct mr_mon_attrs attrs;
 	struct mr_mon_target target;
 	bool apply;			/* the command's --apply (backends that write global state) */
+	bool selftest_passed;		/* set by whoever ran ops->selftest for this target
+					 * kind (`auto`): mr_mon_run does not run it again */
 	const char *replay_path;	/* the replay backend's source */
 	uint64_t snapshot_time_us;	/* replay: the recorded time of the last snapshot */
 	void *priv;			/* the backend's state */
@@ -112,7 +114,6 @@ struct mr_mon_ctx {
 	uint64_t rand_state;
 	volatile sig_atomic_t *stop;	/* set by a signal handler: stop after this sample */
 	uint64_t nr_samples;		/* statistics */
-	uint64_t nr_aggregations;
 	double kernel_cpu_s;		/* CPU time of kernel threads doing the sampling (kdamond) */
 };
 
@@ -140,7 +141,7 @@ int mr_mon_aggregate(struct mr_mon_ctx *ctx, uint32_t max_nr_accesses, uint64_t 
 /* Pick a fresh random page in every region (prepare_access_checks). */
 void mr_mon_pick_sampling_addrs(struct mr_mon_ctx *ctx);
 /* Monitor until the target ends, *ctx->stop is set or @fn returns non-zero.
- * Calls the backend's selftest and init first. */
+ * Calls the backend's selftest (unless ctx->selftest_passed) and init first. */
 int mr_mon_run(struct mr_mon_ctx *ctx, mr_mon_snapshot_fn fn, void *arg);
 uint64_t mr_mon_now_us(void);
 
@@ -150,6 +151,9 @@ uint64_t mr_mon_now_us(void);
  * [vdso]) left out. */
 int mr_mon_read_maps(pid_t pid, struct mr_mon_range **ranges, size_t *nr);
 bool mr_mon_process_alive(pid_t pid);
+/* Write @what to /proc/PID/clear_refs: "1" clears the accessed bits (refs), "4" the
+ * soft-dirty bits (softdirty). Refused under a fixture root. */
+int mr_mon_clear_refs(pid_t pid, const char *what);
 
 /* "backend.c" */
 const struct mr_mon_ops *mr_mon_backend_find(const char *name);

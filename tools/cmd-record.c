@@ -169,6 +169,7 @@ int mr_cmd_record(int argc, char **argv)
 	if (attrs && mr_mon_attrs_parse(attrs, &ctx.attrs))
 		return mr_cli_usage(argv[0], "%s", mr_last_error());
 	ctx.apply = apply;
+	ctx.selftest_passed = strcmp(backend, "auto") == 0;	/* mr_mon_backend_auto ran it */
 	ctx.replay_path = replay;
 	ctx.stop = &stop_flag;
 	ctx.target.kind = phys ? MR_MON_TARGET_PHYS : MR_MON_TARGET_PROCESS;
