@@ -35,6 +35,19 @@ const struct mr_region *mr_cli_region_arg(const struct mr_region_map *map, const
 	return &map->regions[id];
 }
 
+int mr_cli_load_region(const char *root, const char *mpst_file, const char *arg,
+		       struct mr_region_map *map, const struct mr_region **r)
+{
+	if (mr_cli_load_map(root, mpst_file, map))
+		return MR_EXIT_ERROR;
+	*r = mr_cli_region_arg(map, arg);
+	if (!*r) {
+		mr_region_map_destroy(map);
+		return MR_EXIT_ERROR;
+	}
+	return 0;
+}
+
 int mr_cli_pid_arg(const char *cmd, const char *arg, int *pid)
 {
 	uint64_t v;

@@ -182,13 +182,8 @@ int mr_cmd_move(int argc, char **argv)
 		return mr_cli_usage("move", "--to REGION is required");
 	if (mr_cli_pid_arg("move", argv[optind], &o.pid))
 		return MR_EXIT_USAGE;
-	if (mr_cli_load_map(root, mpst, &map))
+	if (mr_cli_load_region(root, mpst, to, &map, &r))
 		return MR_EXIT_ERROR;
-	r = mr_cli_region_arg(&map, to);
-	if (!r) {
-		mr_region_map_destroy(&map);
-		return MR_EXIT_ERROR;
-	}
 	if (r->node < 0) {
 		mr_region_map_destroy(&map);
 		return mr_cli_fail("region %s is on no single NUMA node: move_pages needs one", to);

@@ -73,12 +73,10 @@ int mr_cmd_offline(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return mr_cli_usage("offline", "give one REGION");
-	if (mr_cli_load_map(root, mpst, &map))
+	if (mr_cli_load_region(root, mpst, argv[optind], &map, &r))
 		return MR_EXIT_ERROR;
-	r = mr_cli_region_arg(&map, argv[optind]);
-	if (!r || mr_offline_plan(&map, r, &plan)) {
-		if (r)
-			mr_cli_fail("%s", mr_last_error());
+	if (mr_offline_plan(&map, r, &plan)) {
+		mr_cli_fail("%s", mr_last_error());
 		mr_region_map_destroy(&map);
 		return MR_EXIT_ERROR;
 	}

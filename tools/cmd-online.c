@@ -67,12 +67,10 @@ int mr_cmd_online(int argc, char **argv)
 	} else {
 		const struct mr_region *r;
 
-		if (mr_cli_load_map(root, mpst, &map))
+		if (mr_cli_load_region(root, mpst, argv[optind], &map, &r))
 			return MR_EXIT_ERROR;
-		r = mr_cli_region_arg(&map, argv[optind]);
-		if (!r || mr_online_plan(&map, r, &plan)) {
-			if (r)
-				mr_cli_fail("%s", mr_last_error());
+		if (mr_online_plan(&map, r, &plan)) {
+			mr_cli_fail("%s", mr_last_error());
 			mr_region_map_destroy(&map);
 			return MR_EXIT_ERROR;
 		}
