@@ -1,7 +1,9 @@
 /* The region map and region/PID arguments for the placement commands. */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/root.h"
 #include "common/util.h"
@@ -46,6 +48,14 @@ int mr_cli_load_region(const char *root, const char *mpst_file, const char *arg,
 		return MR_EXIT_ERROR;
 	}
 	return 0;
+}
+
+void mr_cli_print_blocks(const struct mr_block_plan *plan)
+{
+	unsigned i;
+
+	for (i = 0; i < plan->nr_blocks; i++)
+		printf(" memory%" PRIu64, plan->blocks[i]);
 }
 
 int mr_cli_pid_arg(const char *cmd, const char *arg, int *pid)

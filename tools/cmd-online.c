@@ -3,7 +3,6 @@
 #include "config.h"
 
 #include <getopt.h>
-#include <inttypes.h>
 #include <stdio.h>
 
 #include "common/root.h"
@@ -41,7 +40,6 @@ int mr_cmd_online(int argc, char **argv)
 	struct mr_block_plan plan;
 	bool apply = false, restore = false;
 	char what[64];
-	unsigned i;
 	int c, ret;
 
 	optind = 1;
@@ -85,8 +83,7 @@ int mr_cmd_online(int argc, char **argv)
 		ret = MR_EXIT_OK;
 	} else if (!apply) {
 		printf("%s: would online %u blocks:", what, plan.nr_blocks);
-		for (i = 0; i < plan.nr_blocks; i++)
-			printf(" memory%" PRIu64, plan.blocks[i]);
+		mr_cli_print_blocks(&plan);
 		printf("\nnothing changed: pass --apply to do it\n");
 		ret = MR_EXIT_OK;
 	} else if (mr_block_plan_apply(&plan, 0, true, NULL, &res)) {
@@ -95,8 +92,7 @@ int mr_cmd_online(int argc, char **argv)
 	} else {
 		printf("%s: onlined %u blocks in %.3f s:", what, res.done,
 		       (double)res.elapsed_ns / 1e9);
-		for (i = 0; i < plan.nr_blocks; i++)
-			printf(" memory%" PRIu64, plan.blocks[i]);
+		mr_cli_print_blocks(&plan);
 		printf("\n");
 		ret = MR_EXIT_OK;
 	}
