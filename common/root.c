@@ -244,18 +244,28 @@ long mr_root_pread(int fd, void *buf, size_t len, uint64_t off)
 	return r < 0 ? -errno : r;
 }
 
+/* The guard of every kernel-state change: -EROFS under a fixture root, -EPERM without
+ * --apply, else 0. @op names the change ("write"), @done its past participle. */
+static int may_change(const char *linux_path, bool apply, const char *op, const char *done)
+{
+	if (mr_root_is_fixture())
+		return mr_error(-EROFS, "%s: refusing to %s under fixture root %s", linux_path,
+				op, mr_root_dir);
+	if (!apply)
+		return mr_error(-EPERM, "%s: not %s: this changes the kernel's state, "
+				"pass --apply to do it", linux_path, done);
+	return 0;
+}
+
 int mr_root_write_str(const char *linux_path, const char *s, bool apply)
 {
 	size_t n = strlen(s), done = 0;
 	ssize_t r;
-	int fd;
+	int fd, ret;
 
-	if (mr_root_is_fixture())
-		return mr_error(-EROFS, "%s: refusing to write under fixture root %s",
-				linux_path, mr_root_dir);
-	if (!apply)
-		return mr_error(-EPERM, "%s: not written: this changes the kernel's state, "
-				"pass --apply to do it", linux_path);
+	ret = may_change(linux_path, apply, "write", "written");
+	if (ret)
+		return ret;
 	fd = mr_root_open(linux_path, O_WRONLY);
 	if (fd < 0)
 		return fd;
@@ -281,12 +291,9 @@ static int dir_op(const char *linux_path, bool apply, bool make)
 	char path[PATH_MAX];
 	int ret;
 
-	if (mr_root_is_fixture())
-		return mr_error(-EROFS, "%s: refusing to %s under fixture root %s", linux_path,
-				make ? "mkdir" : "rmdir", mr_root_dir);
-	if (!apply)
-		return mr_error(-EPERM, "%s: not %s: this changes the kernel's state, "
-				"pass --apply to do it", linux_path, make ? "created" : "removed");
+	ret = may_change(linux_path, apply, make ? "mkdir" : "rmdir", make ? "created" : "removed");
+	if (ret)
+		return ret;
 	ret = mr_root_path(path, sizeof(path), linux_path);
 	if (ret)
 		return ret;

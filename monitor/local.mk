@@ -13,9 +13,8 @@ libmrcore_la_SOURCES += \
 libmrcore_la_CFLAGS += $(ZLIB_CFLAGS) $(PNG_CFLAGS)
 libmrcore_la_LIBADD += $(ZLIB_LIBS) $(PNG_LIBS) -lpthread -lm
 
-# memregctl's monitor commands. tools/local.mk is included after this file, so it
-# names this variable in tools_memregctl_SOURCES (automake forbids += before =).
-MR_MONITOR_CMD_SOURCES = tools/cmd-record.c tools/cmd-report.c tools/cmd-profile.c
+# memregctl's monitor commands (tools/local.mk, included before this file, sets the list).
+tools_memregctl_SOURCES += tools/cmd-record.c tools/cmd-report.c tools/cmd-profile.c
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/monitor/test-core

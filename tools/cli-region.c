@@ -1,7 +1,9 @@
 /* The region map and region/PID arguments for the placement commands. */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/root.h"
 #include "common/util.h"
@@ -33,6 +35,27 @@ const struct mr_region *mr_cli_region_arg(const struct mr_region_map *map, const
 		return NULL;
 	}
 	return &map->regions[id];
+}
+
+int mr_cli_load_region(const char *root, const char *mpst_file, const char *arg,
+		       struct mr_region_map *map, const struct mr_region **r)
+{
+	if (mr_cli_load_map(root, mpst_file, map))
+		return MR_EXIT_ERROR;
+	*r = mr_cli_region_arg(map, arg);
+	if (!*r) {
+		mr_region_map_destroy(map);
+		return MR_EXIT_ERROR;
+	}
+	return 0;
+}
+
+void mr_cli_print_blocks(const struct mr_block_plan *plan)
+{
+	unsigned i;
+
+	for (i = 0; i < plan->nr_blocks; i++)
+		printf(" memory%" PRIu64, plan->blocks[i]);
 }
 
 int mr_cli_pid_arg(const char *cmd, const char *arg, int *pid)

@@ -381,7 +381,7 @@ static int sample_loop(struct mr_energy_source *src, uint64_t interval_ms, uint6
 	for (n = 0; count == 0 || n < count; n++) {
 		struct timespec ts = { (time_t)(interval_ms / 1000),
 				       (long)(interval_ms % 1000) * 1000000L };
-		double t, dt, total = 0;
+		double t, dt, w[MR_ENERGY_MAX_SOCKETS], total = 0;
 
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
@@ -390,32 +390,27 @@ static int sample_loop(struct mr_energy_source *src, uint64_t interval_ms, uint6
 		t = now_s();
 		dt = t - t_prev;
 		t_prev = t;
+		for (i = 0; i < src->nr_counters; i++) {
+			w[i] = (src->counters[i].energy_uj - prev[i]) / 1e6 / dt;
+			total += w[i];
+			prev[i] = src->counters[i].energy_uj;
+		}
 		if (json) {
 			struct json_object *o = json_object_new_object(), *a = json_object_new_array();
 
 			json_object_object_add(o, "time_s", json_object_new_double(t - t0));
-			for (i = 0; i < src->nr_counters; i++) {
-				double w = (src->counters[i].energy_uj - prev[i]) / 1e6 / dt;
-
-				total += w;
-				json_object_array_add(a, json_object_new_double(w));
-			}
+			for (i = 0; i < src->nr_counters; i++)
+				json_object_array_add(a, json_object_new_double(w[i]));
 			json_object_object_add(o, "socket_power_w", a);
 			json_object_object_add(o, "total_power_w", json_object_new_double(total));
 			printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 			json_object_put(o);
 		} else {
 			printf("%10.3f", t - t0);
-			for (i = 0; i < src->nr_counters; i++) {
-				double w = (src->counters[i].energy_uj - prev[i]) / 1e6 / dt;
-
-				total += w;
-				printf("  %12.3f", w);
-			}
+			for (i = 0; i < src->nr_counters; i++)
+				printf("  %12.3f", w[i]);
 			printf("  %10.3f\n", total);
 		}
-		for (i = 0; i < src->nr_counters; i++)
-			prev[i] = src->counters[i].energy_uj;
 		fflush(stdout);
 	}
 	return MR_EXIT_OK;

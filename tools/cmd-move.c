@@ -47,11 +47,6 @@ static int parse_range(const char *s, uint64_t *start, uint64_t *end)
 	return 0;
 }
 
-static json_object *u64(uint64_t v)
-{
-	return json_object_new_int64((int64_t)v);
-}
-
 static void print_json(const struct mr_move_opts *o, unsigned region,
 		       const struct mr_move_stats *st)
 {
@@ -62,22 +57,23 @@ static void print_json(const struct mr_move_opts *o, unsigned region,
 	json_object_object_add(j, "region", json_object_new_int((int)region));
 	json_object_object_add(j, "node", json_object_new_int(o->node));
 	json_object_object_add(j, "applied", json_object_new_boolean(o->apply));
-	json_object_object_add(j, "page_bytes", u64(st->page_bytes));
-	json_object_object_add(j, "pages", u64(st->pages));
-	json_object_object_add(j, "absent_pages", u64(st->absent));
-	json_object_object_add(j, "already_pages", u64(st->already));
-	json_object_object_add(j, "to_move_pages", u64(st->to_move));
-	json_object_object_add(j, "moved_pages", u64(st->moved));
-	json_object_object_add(j, "moved_bytes", u64(st->moved * st->page_bytes));
-	json_object_object_add(j, "busy_retried", u64(st->busy_retried));
-	json_object_object_add(f, "busy", u64(st->failed_busy));
-	json_object_object_add(f, "access", u64(st->failed_access));
-	json_object_object_add(f, "noent", u64(st->failed_noent));
-	json_object_object_add(f, "fault", u64(st->failed_fault));
-	json_object_object_add(f, "nomem", u64(st->failed_nomem));
-	json_object_object_add(f, "other", u64(st->failed_other));
+	json_object_object_add(j, "page_bytes", json_object_new_uint64(st->page_bytes));
+	json_object_object_add(j, "pages", json_object_new_uint64(st->pages));
+	json_object_object_add(j, "absent_pages", json_object_new_uint64(st->absent));
+	json_object_object_add(j, "already_pages", json_object_new_uint64(st->already));
+	json_object_object_add(j, "to_move_pages", json_object_new_uint64(st->to_move));
+	json_object_object_add(j, "moved_pages", json_object_new_uint64(st->moved));
+	json_object_object_add(j, "moved_bytes",
+			       json_object_new_uint64(st->moved * st->page_bytes));
+	json_object_object_add(j, "busy_retried", json_object_new_uint64(st->busy_retried));
+	json_object_object_add(f, "busy", json_object_new_uint64(st->failed_busy));
+	json_object_object_add(f, "access", json_object_new_uint64(st->failed_access));
+	json_object_object_add(f, "noent", json_object_new_uint64(st->failed_noent));
+	json_object_object_add(f, "fault", json_object_new_uint64(st->failed_fault));
+	json_object_object_add(f, "nomem", json_object_new_uint64(st->failed_nomem));
+	json_object_object_add(f, "other", json_object_new_uint64(st->failed_other));
 	json_object_object_add(j, "failed_pages", f);
-	json_object_object_add(j, "elapsed_ns", u64(st->elapsed_ns));
+	json_object_object_add(j, "elapsed_ns", json_object_new_uint64(st->elapsed_ns));
 	mr_cli_print_json(j);
 	json_object_put(j);
 }
@@ -182,13 +178,8 @@ int mr_cmd_move(int argc, char **argv)
 		return mr_cli_usage("move", "--to REGION is required");
 	if (mr_cli_pid_arg("move", argv[optind], &o.pid))
 		return MR_EXIT_USAGE;
-	if (mr_cli_load_map(root, mpst, &map))
+	if (mr_cli_load_region(root, mpst, to, &map, &r))
 		return MR_EXIT_ERROR;
-	r = mr_cli_region_arg(&map, to);
-	if (!r) {
-		mr_region_map_destroy(&map);
-		return MR_EXIT_ERROR;
-	}
 	if (r->node < 0) {
 		mr_region_map_destroy(&map);
 		return mr_cli_fail("region %s is on no single NUMA node: move_pages needs one", to);

@@ -3,7 +3,6 @@
 #include "config.h"
 
 #include <getopt.h>
-#include <inttypes.h>
 #include <stdio.h>
 
 #include "regions/placement.h"
@@ -24,14 +23,6 @@ static void usage(FILE *f)
 	      "  --timeout S         time limit for the whole region, seconds (default 120)\n"
 	      "  --root DIR, --mpst FILE  as for memregctl regions\n"
 	      "  -h, --help          this text\n", f);
-}
-
-static void print_blocks(const struct mr_block_plan *plan)
-{
-	unsigned i;
-
-	for (i = 0; i < plan->nr_blocks; i++)
-		printf(" memory%" PRIu64, plan->blocks[i]);
 }
 
 int mr_cmd_offline(int argc, char **argv)
@@ -73,12 +64,10 @@ int mr_cmd_offline(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return mr_cli_usage("offline", "give one REGION");
-	if (mr_cli_load_map(root, mpst, &map))
+	if (mr_cli_load_region(root, mpst, argv[optind], &map, &r))
 		return MR_EXIT_ERROR;
-	r = mr_cli_region_arg(&map, argv[optind]);
-	if (!r || mr_offline_plan(&map, r, &plan)) {
-		if (r)
-			mr_cli_fail("%s", mr_last_error());
+	if (mr_offline_plan(&map, r, &plan)) {
+		mr_cli_fail("%s", mr_last_error());
 		mr_region_map_destroy(&map);
 		return MR_EXIT_ERROR;
 	}
@@ -89,7 +78,7 @@ int mr_cmd_offline(int argc, char **argv)
 	} else if (!apply) {
 		printf("region %u (node %d): would offline %u blocks (%s):", r->id, r->node,
 		       plan.nr_blocks, sz);
-		print_blocks(&plan);
+		mr_cli_print_blocks(&plan);
 		printf("\nnothing changed: pass --apply to do it\n");
 		ret = MR_EXIT_OK;
 	} else if (mr_block_plan_apply(&plan, timeout_s * 1000000000u, true, NULL, &res)) {
@@ -97,7 +86,7 @@ int mr_cmd_offline(int argc, char **argv)
 	} else {
 		printf("region %u (node %d): offlined %u blocks (%s) in %.3f s:", r->id, r->node,
 		       res.done, sz, (double)res.elapsed_ns / 1e9);
-		print_blocks(&plan);
+		mr_cli_print_blocks(&plan);
 		printf("\nrecorded in %s; `memregctl online %u --apply` brings them back\n",
 		       mr_block_state_path(), r->id);
 		ret = MR_EXIT_OK;

@@ -3,7 +3,6 @@
 #include "config.h"
 
 #include <getopt.h>
-#include <inttypes.h>
 #include <stdio.h>
 
 #include "common/root.h"
@@ -41,7 +40,6 @@ int mr_cmd_online(int argc, char **argv)
 	struct mr_block_plan plan;
 	bool apply = false, restore = false;
 	char what[64];
-	unsigned i;
 	int c, ret;
 
 	optind = 1;
@@ -67,12 +65,10 @@ int mr_cmd_online(int argc, char **argv)
 	} else {
 		const struct mr_region *r;
 
-		if (mr_cli_load_map(root, mpst, &map))
+		if (mr_cli_load_region(root, mpst, argv[optind], &map, &r))
 			return MR_EXIT_ERROR;
-		r = mr_cli_region_arg(&map, argv[optind]);
-		if (!r || mr_online_plan(&map, r, &plan)) {
-			if (r)
-				mr_cli_fail("%s", mr_last_error());
+		if (mr_online_plan(&map, r, &plan)) {
+			mr_cli_fail("%s", mr_last_error());
 			mr_region_map_destroy(&map);
 			return MR_EXIT_ERROR;
 		}
@@ -87,8 +83,7 @@ int mr_cmd_online(int argc, char **argv)
 		ret = MR_EXIT_OK;
 	} else if (!apply) {
 		printf("%s: would online %u blocks:", what, plan.nr_blocks);
-		for (i = 0; i < plan.nr_blocks; i++)
-			printf(" memory%" PRIu64, plan.blocks[i]);
+		mr_cli_print_blocks(&plan);
 		printf("\nnothing changed: pass --apply to do it\n");
 		ret = MR_EXIT_OK;
 	} else if (mr_block_plan_apply(&plan, 0, true, NULL, &res)) {
@@ -97,8 +92,7 @@ int mr_cmd_online(int argc, char **argv)
 	} else {
 		printf("%s: onlined %u blocks in %.3f s:", what, res.done,
 		       (double)res.elapsed_ns / 1e9);
-		for (i = 0; i < plan.nr_blocks; i++)
-			printf(" memory%" PRIu64, plan.blocks[i]);
+		mr_cli_print_blocks(&plan);
 		printf("\n");
 		ret = MR_EXIT_OK;
 	}

@@ -84,11 +84,6 @@ static int write_snapshot(struct mr_mon_ctx *ctx, uint64_t time_us, void *arg)
 	return err;
 }
 
-static void alarm_stop(int sig)
-{
-	stop_flag = sig;
-}
-
 int mr_cmd_record(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -166,8 +161,10 @@ int mr_cmd_record(int argc, char **argv)
 		return mr_cli_fail("uffd watches only the calling process's own memory; it is "
 				   "used through the library (mr_mon_uffd_watch), not by record");
 	mr_mon_ctx_init(&ctx, ops);
-	if (attrs && mr_mon_attrs_parse(attrs, &ctx.attrs))
+	if (attrs && mr_mon_attrs_parse(attrs, &ctx.attrs)) {
+		mr_mon_ctx_destroy(&ctx);
 		return mr_cli_usage(argv[0], "%s", mr_last_error());
+	}
 	ctx.apply = apply;
 	ctx.selftest_passed = strcmp(backend, "auto") == 0;	/* mr_mon_backend_auto ran it */
 	ctx.replay_path = replay;
@@ -178,13 +175,14 @@ int mr_cmd_record(int argc, char **argv)
 	sa.sa_handler = on_signal;	/* no SA_RESTART: a signal cuts the sleep short */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	sa.sa_handler = alarm_stop;
-	sigaction(SIGALRM, &sa, NULL);
+	sigaction(SIGALRM, &sa, NULL);	/* --duration */
 
 	if (optind < argc) {
 		child = fork();
-		if (child < 0)
+		if (child < 0) {
+			mr_mon_ctx_destroy(&ctx);
 			return mr_cli_fail("fork: %s", strerror(errno));
+		}
 		if (child == 0) {
 			signal(SIGINT, SIG_DFL);
 			signal(SIGTERM, SIG_DFL);

@@ -145,11 +145,6 @@ static void print_table(const struct mr_region_map *map)
 	}
 }
 
-static struct json_object *u64(uint64_t v)
-{
-	return json_object_new_uint64(v);
-}
-
 static struct json_object *strings(char **s, unsigned nr)
 {
 	struct json_object *a = json_object_new_array();
@@ -170,12 +165,12 @@ static struct json_object *region_json(const struct mr_region *r)
 	json_object_object_add(o, "node_has_cpus", json_object_new_boolean(r->node_has_cpus));
 	json_object_object_add(o, "node_kind", r->node_kind[0] ?
 			       json_object_new_string(r->node_kind) : NULL);
-	json_object_object_add(o, "size", u64(r->size_bytes));
+	json_object_object_add(o, "size", json_object_new_uint64(r->size_bytes));
 	a = json_object_new_array();
 	for (i = 0; i < r->nr_ranges; i++) {
 		e = json_object_new_object();
-		json_object_object_add(e, "start", u64(r->ranges[i].start));
-		json_object_object_add(e, "size", u64(r->ranges[i].size));
+		json_object_object_add(e, "start", json_object_new_uint64(r->ranges[i].start));
+		json_object_object_add(e, "size", json_object_new_uint64(r->ranges[i].size));
 		json_object_array_add(a, e);
 	}
 	json_object_object_add(o, "ranges", a);
@@ -200,9 +195,12 @@ static struct json_object *region_json(const struct mr_region *r)
 		json_object_object_add(e, "state", json_object_new_int(s->state));
 		json_object_object_add(e, "has_characteristics",
 				       json_object_new_boolean(s->has_characteristics));
-		json_object_object_add(e, "average_power_mw", u64(s->average_power_mw));
-		json_object_object_add(e, "power_saving_mw", u64(s->power_saving_mw));
-		json_object_object_add(e, "exit_latency_ns", u64(s->exit_latency_ns));
+		json_object_object_add(e, "average_power_mw",
+				       json_object_new_uint64(s->average_power_mw));
+		json_object_object_add(e, "power_saving_mw",
+				       json_object_new_uint64(s->power_saving_mw));
+		json_object_object_add(e, "exit_latency_ns",
+				       json_object_new_uint64(s->exit_latency_ns));
 		json_object_object_add(e, "memory_preserved",
 				       json_object_new_boolean(s->flags & MR_PSTATE_MEMORY_PRESERVED));
 		json_object_object_add(e, "auto_entry",
@@ -218,16 +216,17 @@ static struct json_object *region_json(const struct mr_region *r)
 	json_object_object_add(o, "components", a);
 	a = json_object_new_array();
 	for (i = 0; i < r->nr_blocks; i++)
-		json_object_array_add(a, u64(r->blocks[i]));
+		json_object_array_add(a, json_object_new_uint64(r->blocks[i]));
 	json_object_object_add(o, "blocks", a);
-	json_object_object_add(o, "bandwidth_mibps", u64(r->bandwidth_mibps));
-	json_object_object_add(o, "latency_ns", u64(r->latency_ns));
+	json_object_object_add(o, "bandwidth_mibps", json_object_new_uint64(r->bandwidth_mibps));
+	json_object_object_add(o, "latency_ns", json_object_new_uint64(r->latency_ns));
 	e = json_object_new_object();
 	json_object_object_add(e, "granularity",
 			       json_object_new_string(granularity_names[r->occ.granularity]));
-	json_object_object_add(e, "free_bytes", u64(r->occ.free_bytes));
-	json_object_object_add(e, "movable_bytes", u64(r->occ.movable_bytes));
-	json_object_object_add(e, "unmovable_bytes", u64(r->occ.unmovable_bytes));
+	json_object_object_add(e, "free_bytes", json_object_new_uint64(r->occ.free_bytes));
+	json_object_object_add(e, "movable_bytes", json_object_new_uint64(r->occ.movable_bytes));
+	json_object_object_add(e, "unmovable_bytes",
+			       json_object_new_uint64(r->occ.unmovable_bytes));
 	json_object_object_add(o, "occupancy", e);
 	return o;
 }
@@ -239,7 +238,7 @@ static void print_json(const struct mr_region_map *map)
 
 	json_object_object_add(o, "version", json_object_new_int(MR_REGIONS_JSON_VERSION));
 	json_object_object_add(o, "source", json_object_new_string(mr_source_name(map->source)));
-	json_object_object_add(o, "block_size", u64(map->block_size_bytes));
+	json_object_object_add(o, "block_size", json_object_new_uint64(map->block_size_bytes));
 	a = json_object_new_array();
 	mr_for_each_region(map, r)
 		json_object_array_add(a, region_json(r));

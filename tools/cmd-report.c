@@ -16,6 +16,7 @@
 #include "common/root.h"
 #include "monitor/record.h"
 #include "monitor/report.h"
+#include "regions/placement.h"
 #include "regions/region.h"
 #include "tools/cli.h"
 
@@ -184,40 +185,33 @@ static int report_raw(const struct mr_rec *rec)
 	return mr_cli_finish(MR_EXIT_OK);
 }
 
-/* Virtual page -> PFN of a live process through pagemap, 0 when not readable. */
-struct pfn_map {
-	int fd;
-};
-
-static uint64_t pfn_of(struct pfn_map *m, uint64_t vaddr)
+/* Virtual page -> PFN of a live process through its pagemap @fd, 0 when not readable
+ * or not present (read errors are ignored: the page is just not attributed). */
+static uint64_t pfn_of(int fd, uint64_t vaddr, uint64_t page_bytes)
 {
-	uint64_t e = 0;
+	uint64_t e = 0, pfn;
 
-	if (mr_root_pread(m->fd, &e, 8, vaddr / 4096 * 8) != 8)
+	if (mr_root_pread(fd, &e, sizeof(e), vaddr / page_bytes * sizeof(e)) != sizeof(e))
 		return 0;
-	if (!(e & (UINT64_C(1) << 63)))
-		return 0;	/* not present */
-	return e & ((UINT64_C(1) << 55) - 1);
+	return mr_pagemap_entry_pfn(e, &pfn) ? pfn : 0;
 }
 
-/* Add @bytes of [phys...) accessed at @freq to the power region holding it. */
-static void account(const struct mr_region_map *map, uint64_t phys, uint64_t bytes, double freq,
-		    double *acc, double *seen)
+/* Add @bytes accessed at @freq to power region @r's totals and this snapshot's. */
+static void account(const struct mr_region *r, uint64_t bytes, double freq,
+		    double *acc, double *seen, double *snap_acc)
 {
-	const struct mr_region *r = mr_region_of_phys(map, phys);
-
-	if (!r)
-		return;
 	acc[r->id] += freq * (double)bytes;
 	seen[r->id] += (double)bytes;
+	snap_acc[r->id] += freq * (double)bytes;
 }
 
 static int report_regions(const struct mr_rec *rec, bool json)
 {
 	struct mr_discover_opts dopts = { 0 };
 	struct mr_region_map map;
-	struct pfn_map pm = { -1 };
-	double *acc, *seen, max_acc;
+	int pm_fd = -1;
+	uint64_t page_bytes = (uint64_t)sysconf(_SC_PAGESIZE);
+	double *acc, *seen, *snap_acc, max_acc;
 	unsigned *idle_snaps;
 	size_t i, k;
 	char buf[256];
@@ -227,35 +221,33 @@ static int report_regions(const struct mr_rec *rec, bool json)
 		char path[64];
 
 		mr_pathf(path, sizeof(path), "/proc/%d/pagemap", rec->hdr.pid);
-		pm.fd = rec->hdr.pid > 0 ? mr_root_open(path, O_RDONLY) : -1;
-		if (pm.fd < 0)
+		pm_fd = rec->hdr.pid > 0 ? mr_root_open(path, O_RDONLY) : -1;
+		if (pm_fd < 0)
 			return mr_cli_fail("%s record of pid %d: per-region rates need physical "
 					   "addresses; the process is gone or its pagemap unreadable "
 					   "(record with --phys, or report while it runs, as root)",
 					   "process-scoped", rec->hdr.pid);
 	}
 	if (mr_region_map_discover(&map, &dopts)) {
-		if (pm.fd >= 0)
-			close(pm.fd);
+		if (pm_fd >= 0)
+			close(pm_fd);
 		return mr_cli_fail("%s", mr_last_error());
 	}
 	acc = calloc(map.nr_regions + 1, sizeof(double));
 	seen = calloc(map.nr_regions + 1, sizeof(double));
+	snap_acc = calloc(map.nr_regions + 1, sizeof(double));
 	idle_snaps = calloc(map.nr_regions + 1, sizeof(unsigned));
 	max_acc = (double)rec->hdr.attrs.aggr_us / (double)rec->hdr.attrs.sample_us;
 	if (max_acc < 1)
 		max_acc = 1;
-	for (i = 0; acc && seen && idle_snaps && i < rec->nr_snaps; i++) {
-		double *snap_acc = calloc(map.nr_regions + 1, sizeof(double));
-
-		if (!snap_acc)
-			break;
+	for (i = 0; acc && seen && snap_acc && idle_snaps && i < rec->nr_snaps; i++) {
+		memset(snap_acc, 0, (map.nr_regions + 1) * sizeof(double));
 		for (k = 0; k < rec->snaps[i].nr_regions; k++) {
 			const struct mr_rec_region *r = &rec->snaps[i].regions[k];
 			double freq = r->nr_accesses / max_acc > 1 ? 1 : r->nr_accesses / max_acc;
 			uint64_t a;
 
-			if (pm.fd < 0) {
+			if (pm_fd < 0) {
 				/* physical: split the region at power-region boundaries page by page
 				 * would be slow for big regions; step through the map's ranges */
 				mr_for_each_region(&map, reg) {
@@ -266,37 +258,30 @@ static int report_regions(const struct mr_rec *rec, bool json)
 						uint64_t lo = r->start > s ? r->start : s;
 						uint64_t hi = r->end < e ? r->end : e;
 
-						if (lo < hi) {
-							account(&map, lo, hi - lo, freq, acc, seen);
-							snap_acc[reg->id] += freq * (double)(hi - lo);
-						}
+						if (lo < hi)
+							account(reg, hi - lo, freq, acc, seen, snap_acc);
 					}
 				}
 				continue;
 			}
-			for (a = r->start; a < r->end; a += 4096) {
-				uint64_t pfn = pfn_of(&pm, a);
+			for (a = r->start; a < r->end; a += page_bytes) {
+				uint64_t pfn = pfn_of(pm_fd, a, page_bytes);
 
 				if (!pfn)
 					continue;
-				account(&map, pfn * 4096, 4096, freq, acc, seen);
-				{
-					const struct mr_region *x = mr_region_of_phys(&map, pfn * 4096);
-
-					if (x)
-						snap_acc[x->id] += freq * 4096;
-				}
+				reg = mr_region_of_phys(&map, pfn * page_bytes);
+				if (reg)
+					account(reg, page_bytes, freq, acc, seen, snap_acc);
 			}
 		}
 		mr_for_each_region(&map, reg)
 			if (snap_acc[reg->id] == 0)
 				idle_snaps[reg->id]++;
-		free(snap_acc);
 	}
-	if (pm.fd >= 0)
-		close(pm.fd);
-	if (!acc || !seen || !idle_snaps) {
-		free(acc), free(seen), free(idle_snaps);
+	if (pm_fd >= 0)
+		close(pm_fd);
+	if (!acc || !seen || !snap_acc || !idle_snaps) {
+		free(acc), free(seen), free(snap_acc), free(idle_snaps);
 		mr_region_map_destroy(&map);
 		return mr_cli_fail("out of memory");
 	}
@@ -327,7 +312,7 @@ static int report_regions(const struct mr_rec *rec, bool json)
 		printf("# %s; %zu snapshots; access rate = size-weighted share of samples that\n"
 		       "# found an access; idle = share of snapshots with no access seen\n",
 		       scope(rec, buf, sizeof(buf)), rec->nr_snaps);
-		if (pm.fd >= 0 || rec->hdr.kind == MR_MON_TARGET_PROCESS)
+		if (rec->hdr.kind == MR_MON_TARGET_PROCESS)
 			printf("# PFNs read now from the running process's pagemap: pages that moved "
 			       "since are misattributed\n");
 		printf("%-6s %-5s %-12s %-16s %-11s %s\n", "region", "node", "size", "monitored/snap",
@@ -343,7 +328,7 @@ static int report_regions(const struct mr_rec *rec, bool json)
 			       rec->nr_snaps ? (double)idle_snaps[reg->id] / (double)rec->nr_snaps : 0);
 		}
 	}
-	free(acc), free(seen), free(idle_snaps);
+	free(acc), free(seen), free(snap_acc), free(idle_snaps);
 	mr_region_map_destroy(&map);
 	return mr_cli_finish(MR_EXIT_OK);
 }

@@ -25,11 +25,6 @@ static void usage(FILE *f)
 	      "  -h, --help          this text\n", f);
 }
 
-static json_object *u64(uint64_t v)
-{
-	return json_object_new_int64((int64_t)v);
-}
-
 static void print_json(const struct mr_region_map *map, int pid, const struct mr_where *w)
 {
 	json_object *o = json_object_new_object(), *a;
@@ -39,15 +34,15 @@ static void print_json(const struct mr_region_map *map, int pid, const struct mr
 	json_object_object_add(o, "version", json_object_new_int(MR_WHERE_JSON_VERSION));
 	json_object_object_add(o, "pid", json_object_new_int(pid));
 	json_object_object_add(o, "source", json_object_new_string(mr_where_source_name(w->source)));
-	json_object_object_add(o, "total_bytes", u64(w->total_bytes));
-	json_object_object_add(o, "unplaced_bytes", u64(w->unplaced_bytes));
+	json_object_object_add(o, "total_bytes", json_object_new_uint64(w->total_bytes));
+	json_object_object_add(o, "unplaced_bytes", json_object_new_uint64(w->unplaced_bytes));
 	a = json_object_new_array();
 	mr_for_each_region(map, r) {
 		json_object *e = json_object_new_object();
 
 		json_object_object_add(e, "id", json_object_new_int((int)r->id));
 		json_object_object_add(e, "node", json_object_new_int(r->node));
-		json_object_object_add(e, "bytes", u64(w->region_bytes[r->id]));
+		json_object_object_add(e, "bytes", json_object_new_uint64(w->region_bytes[r->id]));
 		json_object_array_add(a, e);
 	}
 	json_object_object_add(o, "regions", a);
@@ -59,7 +54,7 @@ static void print_json(const struct mr_region_map *map, int pid, const struct mr
 			continue;
 		e = json_object_new_object();
 		json_object_object_add(e, "node", json_object_new_int(n));
-		json_object_object_add(e, "bytes", u64(w->node_bytes[n]));
+		json_object_object_add(e, "bytes", json_object_new_uint64(w->node_bytes[n]));
 		json_object_array_add(a, e);
 	}
 	json_object_object_add(o, "nodes", a);
