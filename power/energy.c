@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,10 +306,26 @@ int mr_energy_parse_cpulist(const char *s, int *cpus, unsigned max, unsigned *nr
 	return 0;
 }
 
+int mr_energy_cpu_package(int cpu)
+{
+	char path[128];
+	uint64_t pkg;
+	int ret;
+
+	ret = mr_root_read_u64(mr_pathf(path, sizeof(path),
+			"/sys/devices/system/cpu/cpu%d/topology/physical_package_id", cpu), &pkg);
+	if (ret)
+		return ret;
+	if (pkg > INT_MAX)
+		return mr_error(-ERANGE, "%s: package id %llu out of range", path,
+				(unsigned long long)pkg);
+	return (int)pkg;
+}
+
 int mr_energy_socket_cpus(int *cpus, int *pkgs, unsigned max, unsigned *nr)
 {
 	static int online[4096];
-	char path[128], buf[4096];
+	char buf[4096];
 	unsigned n_online = 0, n = 0, i, j;
 	int ret;
 
@@ -319,21 +336,18 @@ int mr_energy_socket_cpus(int *cpus, int *pkgs, unsigned max, unsigned *nr)
 	if (ret)
 		return mr_error(ret, "/sys/devices/system/cpu/online: %s", mr_last_error());
 	for (i = 0; i < n_online; i++) {
-		uint64_t pkg;
+		int pkg = mr_energy_cpu_package(online[i]);
 
-		ret = mr_root_read_u64(mr_pathf(path, sizeof(path),
-				"/sys/devices/system/cpu/cpu%d/topology/physical_package_id",
-				online[i]), &pkg);
-		if (ret)
-			return ret;
+		if (pkg < 0)
+			return pkg;
 		for (j = 0; j < n; j++)
-			if (pkgs[j] == (int)pkg)
+			if (pkgs[j] == pkg)
 				break;
 		if (j < n)
 			continue;
 		if (n == max)
 			return mr_error(-E2BIG, "more than %u sockets", max);
-		pkgs[n] = (int)pkg;
+		pkgs[n] = pkg;
 		cpus[n] = online[i];
 		n++;
 	}

@@ -121,6 +121,8 @@ uint64_t mr_energy_period_ms(const struct mr_energy_source *src);
 /* Helpers shared by the sources. */
 /* Parse a Linux cpulist ("0-3,8,10-11") into @cpus (sorted), at most @max. */
 int mr_energy_parse_cpulist(const char *s, int *cpus, unsigned max, unsigned *nr);
+/* The physical_package_id of @cpu (through the root layer), or -errno. */
+int mr_energy_cpu_package(int cpu);
 /* One CPU per physical package from /sys/devices/system/cpu: @cpus[i] is the lowest
  * online CPU of package @pkgs[i]. */
 int mr_energy_socket_cpus(int *cpus, int *pkgs, unsigned max, unsigned *nr);

@@ -590,21 +590,17 @@ static int node_socket(int node, char *why, size_t len)
 		return -1;
 	}
 	for (i = 0; i < nr; i++) {
-		uint64_t p;
+		int p = mr_energy_cpu_package(cpus[i]);
 
-		ret = mr_root_read_u64(mr_pathf(path, sizeof(path),
-				"/sys/devices/system/cpu/cpu%d/topology/physical_package_id",
-				cpus[i]), &p);
-		if (ret) {
+		if (p < 0) {
 			snprintf(why, len, "%s", mr_last_error());
 			return -1;
 		}
-		if (pkg >= 0 && (int)p != pkg) {
-			snprintf(why, len, "node %d has CPUs in packages %d and %d", node, pkg,
-				 (int)p);
+		if (pkg >= 0 && p != pkg) {
+			snprintf(why, len, "node %d has CPUs in packages %d and %d", node, pkg, p);
 			return -1;
 		}
-		pkg = (int)p;
+		pkg = p;
 	}
 	return pkg;
 }
