@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "common/root.h"
+#include "common/sys.h"
 #include "power/energy.h"
 
 const struct mr_energy_ops *const mr_energy_sources[] = {
@@ -58,6 +59,37 @@ static void reset(struct mr_energy_source *src, const struct mr_energy_ops *ops)
 	}
 }
 
+/* Release what @src's open took: the source's own state (@ops->close), then every
+ * counter's file or perf event, which the generic code owns. */
+static void close_source(struct mr_energy_source *src)
+{
+	unsigned i;
+
+	if (src->ops && src->ops->close)
+		src->ops->close(src);
+	for (i = 0; i < src->nr_counters; i++)
+		if (src->counters[i].fd >= 0) {
+			mr_sys_close(src->counters[i].fd);
+			src->counters[i].fd = -1;
+		}
+}
+
+/* The sampling period: the one asked for, or computed from the counter ranges. */
+static void set_period(struct mr_energy_source *src)
+{
+	src->sample_period_ms = src->opts.sample_period_ms ?
+		src->opts.sample_period_ms : mr_energy_period_ms(src);
+}
+
+/* 0, or -ERANGE (mr_error set) when counter @c reads beyond its range. */
+static int check_range(const struct mr_energy_counter *c)
+{
+	if (c->range_raw && c->raw >= c->range_raw)
+		return mr_error(-ERANGE, "%s: counter value beyond its range %llu",
+				c->label, (unsigned long long)c->range_raw);
+	return 0;
+}
+
 static int open_one(struct mr_energy_source *src, const struct mr_energy_ops *ops)
 {
 	int ret;
@@ -70,8 +102,7 @@ static int open_one(struct mr_energy_source *src, const struct mr_energy_ops *op
 		char msg[512];
 
 		snprintf(msg, sizeof(msg), "%s", mr_last_error());
-		if (ops->close)
-			ops->close(src);
+		close_source(src);
 		reset(src, NULL);
 		mr_error(ret, "%s", msg);
 	}
@@ -99,8 +130,7 @@ int mr_energy_open(struct mr_energy_source *src, const char *name,
 		ret = open_one(src, ops);
 		if (ret)
 			return ret;
-		src->sample_period_ms = src->opts.sample_period_ms ?
-			src->opts.sample_period_ms : mr_energy_period_ms(src);
+		set_period(src);
 		return 0;
 	}
 	for (i = 0; mr_energy_sources[i]; i++) {
@@ -108,8 +138,7 @@ int mr_energy_open(struct mr_energy_source *src, const char *name,
 		ret = open_one(src, ops);
 		if (ret == 0) {
 			mr_energy_note(src, "auto: picked %s", ops->name);
-			src->sample_period_ms = src->opts.sample_period_ms ?
-				src->opts.sample_period_ms : mr_energy_period_ms(src);
+			set_period(src);
 			return 0;
 		}
 		mr_energy_note(src, "auto: %s not usable: %s", ops->name, mr_last_error());
@@ -120,8 +149,7 @@ int mr_energy_open(struct mr_energy_source *src, const char *name,
 void mr_energy_close(struct mr_energy_source *src)
 {
 	mr_energy_stop(src);
-	if (src->ops && src->ops->close)
-		src->ops->close(src);
+	close_source(src);
 	src->ops = NULL;
 	pthread_mutex_destroy(&src->lock);
 	pthread_cond_destroy(&src->cond);
@@ -175,10 +203,10 @@ static int update_locked(struct mr_energy_source *src)
 	for (i = 0; i < src->nr_counters; i++) {
 		struct mr_energy_counter *c = &src->counters[i];
 
-		if (c->range_raw && c->raw >= c->range_raw) {
+		ret = check_range(c);
+		if (ret) {
 			c->raw = prev[i];
-			return mr_error(-ERANGE, "%s: counter value beyond its range %llu",
-					c->label, (unsigned long long)c->range_raw);
+			return ret;
 		}
 		c->energy_uj += (double)mr_energy_delta(prev[i], c->raw, c->range_raw) *
 				c->uj_per_raw;
@@ -231,10 +259,9 @@ int mr_energy_start(struct mr_energy_source *src)
 	if (ret)
 		return ret;
 	for (i = 0; i < src->nr_counters; i++) {
-		if (src->counters[i].range_raw && src->counters[i].raw >= src->counters[i].range_raw)
-			return mr_error(-ERANGE, "%s: counter value beyond its range %llu",
-					src->counters[i].label,
-					(unsigned long long)src->counters[i].range_raw);
+		ret = check_range(&src->counters[i]);
+		if (ret)
+			return ret;
 		src->counters[i].energy_uj = 0;
 	}
 	if (src->sample_period_ms) {

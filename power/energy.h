@@ -47,7 +47,8 @@ struct mr_energy_source;
  * @open:	find the counters (fill @src->counters, @src->nr_counters, units and
  *		ranges); 0, or -errno with mr_error() saying why the source is not usable.
  * @read:	read every counter's raw value into ->raw; 0 or -errno.
- * @close:	release what @open took (may be NULL).
+ * @close:	release what @open took besides counter fds, which the generic close
+ *		closes (may be NULL).
  */
 struct mr_energy_ops {
 	const char *name;

@@ -218,22 +218,10 @@ static int perf_read(struct mr_energy_source *src)
 	return 0;
 }
 
-static void perf_close(struct mr_energy_source *src)
-{
-	unsigned i;
-
-	for (i = 0; i < src->nr_counters; i++)
-		if (src->counters[i].fd >= 0) {
-			mr_sys_close(src->counters[i].fd);
-			src->counters[i].fd = -1;
-		}
-}
-
 const struct mr_energy_ops mr_energy_perf_ops = {
 	.name = "perf",
 	.description = "the power PMU's energy-ram event through perf_event_open",
 	.measured = true,
 	.open = perf_open,
 	.read = perf_read,
-	.close = perf_close,
 };
