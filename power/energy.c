@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <time.h>
 
 #include "common/root.h"
+#include "common/sys.h"
 #include "power/energy.h"
 
 const struct mr_energy_ops *const mr_energy_sources[] = {
@@ -57,6 +59,37 @@ static void reset(struct mr_energy_source *src, const struct mr_energy_ops *ops)
 	}
 }
 
+/* Release what @src's open took: the source's own state (@ops->close), then every
+ * counter's file or perf event, which the generic code owns. */
+static void close_source(struct mr_energy_source *src)
+{
+	unsigned i;
+
+	if (src->ops && src->ops->close)
+		src->ops->close(src);
+	for (i = 0; i < src->nr_counters; i++)
+		if (src->counters[i].fd >= 0) {
+			mr_sys_close(src->counters[i].fd);
+			src->counters[i].fd = -1;
+		}
+}
+
+/* The sampling period: the one asked for, or computed from the counter ranges. */
+static void set_period(struct mr_energy_source *src)
+{
+	src->sample_period_ms = src->opts.sample_period_ms ?
+		src->opts.sample_period_ms : mr_energy_period_ms(src);
+}
+
+/* 0, or -ERANGE (mr_error set) when counter @c reads beyond its range. */
+static int check_range(const struct mr_energy_counter *c)
+{
+	if (c->range_raw && c->raw >= c->range_raw)
+		return mr_error(-ERANGE, "%s: counter value beyond its range %llu",
+				c->label, (unsigned long long)c->range_raw);
+	return 0;
+}
+
 static int open_one(struct mr_energy_source *src, const struct mr_energy_ops *ops)
 {
 	int ret;
@@ -69,8 +102,7 @@ static int open_one(struct mr_energy_source *src, const struct mr_energy_ops *op
 		char msg[512];
 
 		snprintf(msg, sizeof(msg), "%s", mr_last_error());
-		if (ops->close)
-			ops->close(src);
+		close_source(src);
 		reset(src, NULL);
 		mr_error(ret, "%s", msg);
 	}
@@ -98,8 +130,7 @@ int mr_energy_open(struct mr_energy_source *src, const char *name,
 		ret = open_one(src, ops);
 		if (ret)
 			return ret;
-		src->sample_period_ms = src->opts.sample_period_ms ?
-			src->opts.sample_period_ms : mr_energy_period_ms(src);
+		set_period(src);
 		return 0;
 	}
 	for (i = 0; mr_energy_sources[i]; i++) {
@@ -107,8 +138,7 @@ int mr_energy_open(struct mr_energy_source *src, const char *name,
 		ret = open_one(src, ops);
 		if (ret == 0) {
 			mr_energy_note(src, "auto: picked %s", ops->name);
-			src->sample_period_ms = src->opts.sample_period_ms ?
-				src->opts.sample_period_ms : mr_energy_period_ms(src);
+			set_period(src);
 			return 0;
 		}
 		mr_energy_note(src, "auto: %s not usable: %s", ops->name, mr_last_error());
@@ -119,8 +149,7 @@ int mr_energy_open(struct mr_energy_source *src, const char *name,
 void mr_energy_close(struct mr_energy_source *src)
 {
 	mr_energy_stop(src);
-	if (src->ops && src->ops->close)
-		src->ops->close(src);
+	close_source(src);
 	src->ops = NULL;
 	pthread_mutex_destroy(&src->lock);
 	pthread_cond_destroy(&src->cond);
@@ -174,10 +203,10 @@ static int update_locked(struct mr_energy_source *src)
 	for (i = 0; i < src->nr_counters; i++) {
 		struct mr_energy_counter *c = &src->counters[i];
 
-		if (c->range_raw && c->raw >= c->range_raw) {
+		ret = check_range(c);
+		if (ret) {
 			c->raw = prev[i];
-			return mr_error(-ERANGE, "%s: counter value beyond its range %llu",
-					c->label, (unsigned long long)c->range_raw);
+			return ret;
 		}
 		c->energy_uj += (double)mr_energy_delta(prev[i], c->raw, c->range_raw) *
 				c->uj_per_raw;
@@ -230,10 +259,9 @@ int mr_energy_start(struct mr_energy_source *src)
 	if (ret)
 		return ret;
 	for (i = 0; i < src->nr_counters; i++) {
-		if (src->counters[i].range_raw && src->counters[i].raw >= src->counters[i].range_raw)
-			return mr_error(-ERANGE, "%s: counter value beyond its range %llu",
-					src->counters[i].label,
-					(unsigned long long)src->counters[i].range_raw);
+		ret = check_range(&src->counters[i]);
+		if (ret)
+			return ret;
 		src->counters[i].energy_uj = 0;
 	}
 	if (src->sample_period_ms) {
@@ -305,10 +333,26 @@ int mr_energy_parse_cpulist(const char *s, int *cpus, unsigned max, unsigned *nr
 	return 0;
 }
 
+int mr_energy_cpu_package(int cpu)
+{
+	char path[128];
+	uint64_t pkg;
+	int ret;
+
+	ret = mr_root_read_u64(mr_pathf(path, sizeof(path),
+			"/sys/devices/system/cpu/cpu%d/topology/physical_package_id", cpu), &pkg);
+	if (ret)
+		return ret;
+	if (pkg > INT_MAX)
+		return mr_error(-ERANGE, "%s: package id %llu out of range", path,
+				(unsigned long long)pkg);
+	return (int)pkg;
+}
+
 int mr_energy_socket_cpus(int *cpus, int *pkgs, unsigned max, unsigned *nr)
 {
 	static int online[4096];
-	char path[128], buf[4096];
+	char buf[4096];
 	unsigned n_online = 0, n = 0, i, j;
 	int ret;
 
@@ -319,21 +363,18 @@ int mr_energy_socket_cpus(int *cpus, int *pkgs, unsigned max, unsigned *nr)
 	if (ret)
 		return mr_error(ret, "/sys/devices/system/cpu/online: %s", mr_last_error());
 	for (i = 0; i < n_online; i++) {
-		uint64_t pkg;
+		int pkg = mr_energy_cpu_package(online[i]);
 
-		ret = mr_root_read_u64(mr_pathf(path, sizeof(path),
-				"/sys/devices/system/cpu/cpu%d/topology/physical_package_id",
-				online[i]), &pkg);
-		if (ret)
-			return ret;
+		if (pkg < 0)
+			return pkg;
 		for (j = 0; j < n; j++)
-			if (pkgs[j] == (int)pkg)
+			if (pkgs[j] == pkg)
 				break;
 		if (j < n)
 			continue;
 		if (n == max)
 			return mr_error(-E2BIG, "more than %u sockets", max);
-		pkgs[n] = (int)pkg;
+		pkgs[n] = pkg;
 		cpus[n] = online[i];
 		n++;
 	}

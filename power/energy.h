@@ -47,7 +47,8 @@ struct mr_energy_source;
  * @open:	find the counters (fill @src->counters, @src->nr_counters, units and
  *		ranges); 0, or -errno with mr_error() saying why the source is not usable.
  * @read:	read every counter's raw value into ->raw; 0 or -errno.
- * @close:	release what @open took (may be NULL).
+ * @close:	release what @open took besides counter fds, which the generic close
+ *		closes (may be NULL).
  */
 struct mr_energy_ops {
 	const char *name;
@@ -121,6 +122,8 @@ uint64_t mr_energy_period_ms(const struct mr_energy_source *src);
 /* Helpers shared by the sources. */
 /* Parse a Linux cpulist ("0-3,8,10-11") into @cpus (sorted), at most @max. */
 int mr_energy_parse_cpulist(const char *s, int *cpus, unsigned max, unsigned *nr);
+/* The physical_package_id of @cpu (through the root layer), or -errno. */
+int mr_energy_cpu_package(int cpu);
 /* One CPU per physical package from /sys/devices/system/cpu: @cpus[i] is the lowest
  * online CPU of package @pkgs[i]. */
 int mr_energy_socket_cpus(int *cpus, int *pkgs, unsigned max, unsigned *nr);

@@ -500,6 +500,33 @@ fail:
 	return ret;
 }
 
+int mr_power_model_load(struct mr_power_model *m, struct mr_region_map *map,
+			char *map_why, size_t map_why_len, char *dmi_why, size_t dmi_why_len)
+{
+	struct mr_dmi_memory dmi;
+	bool have_dmi;
+	int ret;
+
+	map_why[0] = '\0';
+	/* The model reads no hwloc attribute: skip loading the whole topology. */
+	ret = mr_region_map_discover(map, &(struct mr_discover_opts){ .skip_hwloc = true });
+	if (ret) {
+		snprintf(map_why, map_why_len, "%s", mr_last_error());
+		ret = mr_power_node_map(map);
+		if (ret)
+			return ret;
+	}
+	have_dmi = mr_dmi_memory_read(&dmi) == 0;
+	snprintf(dmi_why, dmi_why_len, "%s", have_dmi ? "" : mr_last_error());
+	ret = mr_power_model_build(m, map, have_dmi ? &dmi : NULL);
+	if (ret) {
+		mr_region_map_destroy(map);
+		return ret;
+	}
+	mr_power_model_read_offline(m, map);
+	return 0;
+}
+
 int mr_power_model_energy(const struct mr_power_model *m, const struct mr_residency *res,
 			  double elapsed_s, double measured_uj, struct mr_region_energy *out,
 			  double *scale)
@@ -563,21 +590,17 @@ static int node_socket(int node, char *why, size_t len)
 		return -1;
 	}
 	for (i = 0; i < nr; i++) {
-		uint64_t p;
+		int p = mr_energy_cpu_package(cpus[i]);
 
-		ret = mr_root_read_u64(mr_pathf(path, sizeof(path),
-				"/sys/devices/system/cpu/cpu%d/topology/physical_package_id",
-				cpus[i]), &p);
-		if (ret) {
+		if (p < 0) {
 			snprintf(why, len, "%s", mr_last_error());
 			return -1;
 		}
-		if (pkg >= 0 && (int)p != pkg) {
-			snprintf(why, len, "node %d has CPUs in packages %d and %d", node, pkg,
-				 (int)p);
+		if (pkg >= 0 && p != pkg) {
+			snprintf(why, len, "node %d has CPUs in packages %d and %d", node, pkg, p);
 			return -1;
 		}
-		pkg = (int)p;
+		pkg = p;
 	}
 	return pkg;
 }

@@ -126,6 +126,15 @@ void mr_power_model_read_offline(struct mr_power_model *m, const struct mr_regio
  * region discovery is not available. */
 int mr_power_node_map(struct mr_region_map *map);
 
+/*
+ * Discover the root's region map (one region per NUMA node when discovery fails), read
+ * the SMBIOS memory devices, build @m on them and mark offline regions. @map_why gets
+ * why discovery failed ("" when it did not), @dmi_why why DMI was not readable ("" when
+ * it was). On error @map is destroyed.
+ */
+int mr_power_model_load(struct mr_power_model *m, struct mr_region_map *map,
+			char *map_why, size_t map_why_len, char *dmi_why, size_t dmi_why_len);
+
 /* Residency input: per region, how many monitoring intervals it was seen in and in
  * how many of them no access was sampled. */
 enum mr_residency_scope {

@@ -12,12 +12,12 @@
 #include <unistd.h>
 
 #include "common/root.h"
+#include "common/sys.h"
 #include "common/util.h"
 #include "monitor/record.h"
 #include "power/model.h"
+#include "regions/placement.h"
 
-#define PM_PRESENT	(UINT64_C(1) << 63)
-#define PM_PFN_MASK	((UINT64_C(1) << 55) - 1)
 #define PM_CHUNK	512u
 
 /* True when [start, end) overlaps one of the region's physical ranges. */
@@ -106,15 +106,16 @@ static int translate(int fd, const char *path, uint64_t start, uint64_t end, uin
 		n = (size_t)got / 8;
 		for (i = 0; i < n; i++) {
 			const struct mr_region *r;
+			uint64_t pfn;
 
-			if (!(ent[i] & PM_PRESENT))
+			if (!mr_pagemap_entry_present(ent[i], &pfn))
 				continue;	/* not in memory (never touched, or swapped) */
 			(*present)++;
-			if (!(ent[i] & PM_PFN_MASK)) {
+			if (!pfn) {
 				(*zero_pfns)++;
 				continue;
 			}
-			r = mr_region_of_phys(map, (ent[i] & PM_PFN_MASK) * page);
+			r = mr_region_of_phys(map, pfn * page);
 			if (r)
 				hit[r - map->regions] = true;
 		}
@@ -144,7 +145,7 @@ static int from_process_rec(const struct mr_rec *rec, const char *name,
 				mr_last_error(), record_physical);
 	hit = calloc(map->nr_regions ? map->nr_regions : 1, sizeof(*hit));
 	if (!hit) {
-		close(fd);
+		mr_sys_close(fd);
 		return mr_error(-ENOMEM, "out of memory");
 	}
 	for (s = 0; s < rec->nr_snaps && !ret; s++) {
@@ -163,7 +164,7 @@ static int from_process_rec(const struct mr_rec *rec, const char *name,
 		}
 	}
 	free(hit);
-	close(fd);
+	mr_sys_close(fd);
 	if (ret)
 		return ret;
 	if (present && zero == present)

@@ -21,34 +21,20 @@ static int model_open(struct mr_energy_source *src)
 {
 	struct mr_region_map map;
 	struct mr_power_model m;
-	struct mr_dmi_memory dmi;
 	struct model_priv *priv;
-	bool have_dmi;
-	char dmi_why[256];
+	char map_why[200], dmi_why[256];
 	unsigned i, j;
 	int ret;
 
-	ret = mr_region_map_discover(&map, &(struct mr_discover_opts){ 0 });
-	if (ret) {
-		char why[200];
-
-		snprintf(why, sizeof(why), "%s", mr_last_error());
-		ret = mr_power_node_map(&map);
-		if (ret)
-			return ret;
-		mr_energy_note(src, "model: regions are NUMA nodes (region discovery: %s)", why);
-	}
-	have_dmi = mr_dmi_memory_read(&dmi) == 0;
-	snprintf(dmi_why, sizeof(dmi_why), "%s", have_dmi ? "" : mr_last_error());
-	ret = mr_power_model_build(&m, &map, have_dmi ? &dmi : NULL);
-	if (ret) {
-		mr_region_map_destroy(&map);
+	ret = mr_power_model_load(&m, &map, map_why, sizeof(map_why), dmi_why, sizeof(dmi_why));
+	if (ret)
 		return ret;
-	}
-	if (!have_dmi && m.nr_regions && !m.regions[0].from_mpst)
+	if (map_why[0])
+		mr_energy_note(src, "model: regions are NUMA nodes (region discovery: %s)",
+			       map_why);
+	if (dmi_why[0] && m.nr_regions && !m.regions[0].from_mpst)
 		mr_energy_note(src, "model: no DMI memory devices (%s): devices by capacity",
 			       dmi_why);
-	mr_power_model_read_offline(&m, &map);
 	priv = calloc(1, sizeof(*priv));
 	if (!priv) {
 		mr_power_model_destroy(&m);

@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "common/root.h"
-#include "common/sys.h"
 #include "power/energy.h"
 
 #define MSR_RAPL_POWER_UNIT	0x606
@@ -161,22 +160,10 @@ static int msr_read(struct mr_energy_source *src)
 	return 0;
 }
 
-static void msr_close(struct mr_energy_source *src)
-{
-	unsigned i;
-
-	for (i = 0; i < src->nr_counters; i++)
-		if (src->counters[i].fd >= 0) {
-			mr_sys_close(src->counters[i].fd);
-			src->counters[i].fd = -1;
-		}
-}
-
 const struct mr_energy_ops mr_energy_msr_ops = {
 	.name = "msr",
 	.description = "MSR_DRAM_ENERGY_STATUS through /dev/cpu/N/msr",
 	.measured = true,
 	.open = msr_open,
 	.read = msr_read,
-	.close = msr_close,
 };

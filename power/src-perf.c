@@ -161,15 +161,11 @@ static int perf_open(struct mr_energy_source *src)
 		return mr_error(-E2BIG, "%s/cpumask: too many cpus", PMU);
 	for (i = 0; i < nr_pmu_cpus; i++) {
 		struct mr_energy_counter *c = &src->counters[src->nr_counters];
-		char tp[128];
-		uint64_t pkg;
+		int pkg;
 
 		c->cpu = pmu_cpus[i];
-		c->socket = (int)i;
-		if (mr_root_read_u64(mr_pathf(tp, sizeof(tp),
-				"/sys/devices/system/cpu/cpu%d/topology/physical_package_id",
-				c->cpu), &pkg) == 0)
-			c->socket = (int)pkg;
+		pkg = mr_energy_cpu_package(c->cpu);
+		c->socket = pkg >= 0 ? pkg : (int)i;
 		snprintf(c->label, sizeof(c->label), "power/%s/ cpu%d", ev, c->cpu);
 		c->range_raw = 0;		/* the kernel keeps a 64-bit count */
 		c->uj_per_raw = scale * 1e6;
@@ -222,22 +218,10 @@ static int perf_read(struct mr_energy_source *src)
 	return 0;
 }
 
-static void perf_close(struct mr_energy_source *src)
-{
-	unsigned i;
-
-	for (i = 0; i < src->nr_counters; i++)
-		if (src->counters[i].fd >= 0) {
-			mr_sys_close(src->counters[i].fd);
-			src->counters[i].fd = -1;
-		}
-}
-
 const struct mr_energy_ops mr_energy_perf_ops = {
 	.name = "perf",
 	.description = "the power PMU's energy-ram event through perf_event_open",
 	.measured = true,
 	.open = perf_open,
 	.read = perf_read,
-	.close = perf_close,
 };

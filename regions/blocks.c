@@ -83,31 +83,34 @@ int mr_offline_plan(const struct mr_region_map *map, const struct mr_region *r,
 		return mr_error(-ENOTSUP, "this machine exports no memory blocks (%s)", BLOCK_DIR);
 	if (!r->nr_blocks)
 		return mr_error(-EINVAL, "region %u holds no whole memory block", r->id);
-	/* Check every block before touching any: a refusal leaves everything as it was. */
+	/* Planning touches nothing: a refusal drops the plan and leaves everything as
+	 * it was. */
 	for (i = 0; i < r->nr_blocks; i++) {
 		uint64_t blk = r->blocks[i];
 
-		if (!block_in_region(map, r, blk))
-			return mr_error(-EINVAL, "memory%" PRIu64 " is not inside region %u",
-					blk, r->id);
+		if (!block_in_region(map, r, blk)) {
+			ret = mr_error(-EINVAL, "memory%" PRIu64 " is not inside region %u",
+				       blk, r->id);
+			goto fail;
+		}
 		if ((ret = block_read(blk, "state", state, sizeof(state))) ||
 		    (ret = block_read(blk, "valid_zones", zones, sizeof(zones))))
-			return ret;
+			goto fail;
 		if (strcmp(state, "offline") == 0) {
 			plan->skipped++;
 			continue;
 		}
-		if (strcmp(state, "online") != 0)
-			return mr_error(-EBUSY, "memory%" PRIu64 ": state '%s'", blk, state);
-		if (strcmp(zones, "Movable") != 0)
-			return mr_error(-EBUSY, "memory%" PRIu64 " of region %u is in zone %s, not "
-					"Movable: it may hold unmovable pages; refusing to offline "
-					"the region", blk, r->id, zones);
-	}
-	for (i = 0; i < r->nr_blocks; i++) {
-		if ((ret = block_read(r->blocks[i], "state", state, sizeof(state))))
+		if (strcmp(state, "online") != 0) {
+			ret = mr_error(-EBUSY, "memory%" PRIu64 ": state '%s'", blk, state);
 			goto fail;
-		if (strcmp(state, "online") == 0 && (ret = plan_add(plan, r->blocks[i])))
+		}
+		if (strcmp(zones, "Movable") != 0) {
+			ret = mr_error(-EBUSY, "memory%" PRIu64 " of region %u is in zone %s, not "
+				       "Movable: it may hold unmovable pages; refusing to offline "
+				       "the region", blk, r->id, zones);
+			goto fail;
+		}
+		if ((ret = plan_add(plan, blk)))
 			goto fail;
 	}
 	return 0;
@@ -365,6 +368,17 @@ static int sysfs_set_state(uint64_t block, const char *state, uint64_t deadline_
 
 static const struct mr_block_ops sysfs_ops = { .set_state = sysfs_set_state };
 
+/* Online @block in zone Movable, or in its default zone when the kernel refuses
+ * Movable there (-EINVAL). */
+static int block_online(const struct mr_block_ops *ops, uint64_t block)
+{
+	int ret = ops->set_state(block, "online_movable", 0, ops->ctx);
+
+	if (ret == -EINVAL)	/* the zone cannot be Movable here */
+		ret = ops->set_state(block, "online", 0, ops->ctx);
+	return ret;
+}
+
 int mr_block_plan_apply(const struct mr_block_plan *plan, uint64_t timeout_ns, bool apply,
 			const struct mr_block_ops *ops, struct mr_block_result *res)
 {
@@ -384,9 +398,7 @@ int mr_block_plan_apply(const struct mr_block_plan *plan, uint64_t timeout_ns, b
 
 	if (plan->action == MR_BLOCK_ONLINE) {
 		for (i = 0; i < plan->nr_blocks; i++) {
-			ret = ops->set_state(plan->blocks[i], "online_movable", 0, ops->ctx);
-			if (ret == -EINVAL)	/* the zone cannot be Movable here */
-				ret = ops->set_state(plan->blocks[i], "online", 0, ops->ctx);
+			ret = block_online(ops, plan->blocks[i]);
 			if (ret) {
 				res->failed_block = plan->blocks[i];
 				break;
@@ -427,11 +439,7 @@ int mr_block_plan_apply(const struct mr_block_plan *plan, uint64_t timeout_ns, b
 
 		snprintf(first, sizeof(first), "%s", mr_last_error());
 		for (j = i; j-- > 0;) {
-			int r = ops->set_state(plan->blocks[j], "online_movable", 0, ops->ctx);
-
-			if (r == -EINVAL)
-				r = ops->set_state(plan->blocks[j], "online", 0, ops->ctx);
-			if (r) {
+			if (block_online(ops, plan->blocks[j])) {
 				stuck++;
 				continue;
 			}

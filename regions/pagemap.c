@@ -21,11 +21,21 @@
 #define PM_PFN_MASK	((UINT64_C(1) << 55) - 1)
 #define PM_CHUNK	4096u	/* entries per read: 32 KiB */
 
-bool mr_pagemap_entry_pfn(uint64_t entry, uint64_t *pfn)
+bool mr_pagemap_entry_present(uint64_t entry, uint64_t *pfn)
 {
-	if (!(entry & PM_PRESENT) || !(entry & PM_PFN_MASK))
+	if (!(entry & PM_PRESENT))
 		return false;
 	*pfn = entry & PM_PFN_MASK;
+	return true;
+}
+
+bool mr_pagemap_entry_pfn(uint64_t entry, uint64_t *pfn)
+{
+	uint64_t frame;
+
+	if (!mr_pagemap_entry_present(entry, &frame) || !frame)
+		return false;
+	*pfn = frame;
 	return true;
 }
 

@@ -42,6 +42,9 @@ struct mr_where {
 /* Decode one pagemap entry: true if present with a frame number (0 without
  * CAP_SYS_ADMIN), the frame in @pfn. */
 bool mr_pagemap_entry_pfn(uint64_t entry, uint64_t *pfn);
+/* Decode one pagemap entry: true if the page is present, its frame in @pfn, which
+ * is 0 when the kernel hides frames (readers without CAP_SYS_ADMIN). */
+bool mr_pagemap_entry_present(uint64_t entry, uint64_t *pfn);
 /*
  * Parse one numa_maps line: adds the bytes of every "N<node>=<pages>" field (pages of
  * kernelpagesize_kB, 4 KiB if absent) to @node_bytes. 0, or -EINVAL on a malformed

@@ -106,26 +106,18 @@ static int model_regions(struct regions_out *ro, struct mr_residency *res, const
 {
 	int sockets[MR_ENERGY_MAX_SOCKETS];
 	double measured[MR_ENERGY_MAX_SOCKETS];
-	char why[300];
+	char why[300], map_why[200], dmi_why[256];
 	unsigned i;
-	struct mr_dmi_memory dmi;
-	bool have_dmi;
 	int ret;
 
 	memset(ro, 0, sizeof(*ro));
-	ret = mr_region_map_discover(&ro->map, &(struct mr_discover_opts){ 0 });
-	if (ret) {
-		snprintf(ro->map_note, sizeof(ro->map_note),
-			 "regions are NUMA nodes (region discovery: %s)", mr_last_error());
-		ret = mr_power_node_map(&ro->map);
-		if (ret)
-			return ret;
-	}
-	have_dmi = mr_dmi_memory_read(&dmi) == 0;
-	ret = mr_power_model_build(&ro->model, &ro->map, have_dmi ? &dmi : NULL);
+	ret = mr_power_model_load(&ro->model, &ro->map, map_why, sizeof(map_why), dmi_why,
+				  sizeof(dmi_why));
 	if (ret)
 		return ret;
-	mr_power_model_read_offline(&ro->model, &ro->map);
+	if (map_why[0])
+		snprintf(ro->map_note, sizeof(ro->map_note),
+			 "regions are NUMA nodes (region discovery: %s)", map_why);
 	if (record) {
 		ret = mr_residency_read_record(record, &ro->map, res);
 		if (ret)
