@@ -155,9 +155,16 @@ static inline void *alloc_fast(size_t size, const void *ret)
 {
 	struct mr_tcache *tc = mr_tc;
 
-	if (MR_LIKELY(tc != NULL && size <= MR_SMALL_MAX && !mr_sites_on)) {
-		struct mr_bin *b = &tc->bins[tc->temp][mr_size_class(size)];
-		void *p = b->free;
+	/* A profile only picks the bin; site-map tracking needs alloc_slow. */
+	if (MR_LIKELY(tc != NULL && size <= MR_SMALL_MAX && !mr_site_ids)) {
+		enum mr_temp t = (enum mr_temp)tc->temp;
+		struct mr_bin *b;
+		void *p;
+
+		if (MR_UNLIKELY(mr_sites_on))
+			t = mr_site_temp(ret, t);
+		b = &tc->bins[t][mr_size_class(size)];
+		p = b->free;
 
 		if (MR_LIKELY(p != NULL)) {
 			b->free = *(void **)p;
