@@ -363,11 +363,10 @@ static void slab_release(struct mr_span *s)
 	heap_free_pages((uint32_t)(s - mr_spans), s->npages);
 }
 
-/* A free of an object in a slab this cache owns, when the slab is not current. */
-static void local_free_slow(struct mr_tcache *tc, struct mr_span *s, void *p)
+/* A free of an object in a slab this cache owns, when the slab is not b's current
+ * one; b is the bin of the slab's temperature and class. */
+void mr_local_free_slow(struct mr_bin *b, struct mr_span *s, void *p)
 {
-	struct mr_bin *b = &tc->bins[s->temp][s->cls];
-
 	*(void **)p = s->free_list;
 	s->free_list = p;
 	if (--s->used == 0) {
@@ -380,7 +379,8 @@ static void local_free_slow(struct mr_tcache *tc, struct mr_span *s, void *p)
 		partial_add(b, s);
 }
 
-void mr_local_free(struct mr_tcache *tc, struct mr_span *s, void *p)
+/* A free drained from the inbox: the slab may be the bin's current one. */
+static void local_free(struct mr_tcache *tc, struct mr_span *s, void *p)
 {
 	struct mr_bin *b = &tc->bins[s->temp][s->cls];
 
@@ -390,7 +390,7 @@ void mr_local_free(struct mr_tcache *tc, struct mr_span *s, void *p)
 		b->cur_used--;
 		return;
 	}
-	local_free_slow(tc, s, p);
+	mr_local_free_slow(b, s, p);
 }
 
 /* Frees that other threads pushed onto this cache's inbox. */
@@ -402,7 +402,7 @@ static void drain_inbox(struct mr_tcache *tc)
 		void *next = *(void **)p;
 		struct mr_span *s = &mr_spans[mr_spans[addr_page(p)].head];
 
-		mr_local_free(tc, s, p);
+		local_free(tc, s, p);
 		p = next;
 	}
 }

@@ -41,7 +41,7 @@ bool mr_ready(void) MR_HIDDEN;
 struct mr_tcache *mr_tc_slow(void) MR_HIDDEN;
 void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp) MR_HIDDEN;
 void *mr_small_alloc_shared(unsigned cls, enum mr_temp temp) MR_HIDDEN;
-void mr_local_free(struct mr_tcache *tc, struct mr_span *s, void *p) MR_HIDDEN;
+void mr_local_free_slow(struct mr_bin *b, struct mr_span *s, void *p) MR_HIDDEN;
 void mr_remote_free(struct mr_span *s, void *p) MR_HIDDEN;
 void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp) MR_HIDDEN;
 void mr_large_free(struct mr_span *s) MR_HIDDEN;

@@ -204,7 +204,7 @@ static inline void free_inline(void *p)
 				b->cur_used--;
 				return;
 			}
-			mr_local_free(tc, &mr_spans[s->head], p);
+			mr_local_free_slow(b, &mr_spans[s->head], p);
 			return;
 		}
 		mr_remote_free(s, p);	/* the owner is the same on every page */
