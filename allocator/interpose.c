@@ -340,9 +340,10 @@ MR_EXPORT void *calloc(size_t n, size_t size)
 		return NULL;
 	}
 	p = alloc_fast(total, RET);
-	/* Huge spans made of fresh or purged regions are already zero. */
+	/* Huge spans made of fresh or purged regions are already zero; a slab (at
+	 * most MR_SMALL_MAX) never is huge, so its span is not looked up. */
 	if (p) {
-		const struct mr_span *s = mr_in_arena(p) ? mr_span_of(p) : NULL;
+		const struct mr_span *s = total > MR_SMALL_MAX && mr_in_arena(p) ? mr_span_of(p) : NULL;
 
 		if (!s || s->kind != MR_SPAN_HUGE || !(s->flags & MR_HUGE_ZEROED))
 			memset(p, 0, total);
