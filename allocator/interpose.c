@@ -150,29 +150,69 @@ static inline enum mr_temp cur_temp(struct mr_tcache *tc, const void *ret)
 	return t;
 }
 
-/* The fast path: a pop from the thread's bin of the size's class. */
+/* The cold paths of malloc and free live out of line, so that the exported
+ * functions need no stack frame. */
+static __attribute__((noinline)) void *alloc_fast_miss(struct mr_tcache *tc, size_t size,
+						       const void *ret)
+{
+	return alloc_slow(size, MR_MIN_ALIGN, cur_temp(tc, ret), ret);
+}
+
+static __attribute__((noinline)) void foreign_free_keep_errno(void *p)
+{
+	int e = errno;
+
+	foreign_free(p);
+	errno = e;
+}
+
+static __attribute__((noinline)) void large_free_keep_errno(struct mr_span *s)
+{
+	int e = errno;
+
+	mr_large_free(s);
+	errno = e;
+}
+
+/* A pop from the thread's bin of temperature t and the size's class, or NULL. */
+static inline void *bin_pop(struct mr_tcache *tc, enum mr_temp t, size_t size)
+{
+	struct mr_bin *b = &tc->bins[t][mr_size_class(size)];
+	void *p = b->free;
+
+	if (MR_LIKELY(p != NULL)) {
+		b->free = *(void **)p;
+		b->cur_used++;
+	}
+	return p;
+}
+
+/* With a profile loaded the call site picks the bin (site-map tracking is off). */
+static __attribute__((noinline)) void *alloc_profiled(struct mr_tcache *tc, size_t size,
+						      const void *ret)
+{
+	enum mr_temp t = mr_site_temp(ret, (enum mr_temp)tc->temp);
+	void *p = bin_pop(tc, t, size);
+
+	return p ? p : alloc_slow(size, MR_MIN_ALIGN, t, ret);
+}
+
+/* The fast path: a pop from the thread's bin of the size's class. A profile only
+ * picks the bin; site-map tracking needs alloc_slow. */
 static inline void *alloc_fast(size_t size, const void *ret)
 {
 	struct mr_tcache *tc = mr_tc;
 
-	/* A profile only picks the bin; site-map tracking needs alloc_slow. */
 	if (MR_LIKELY(tc != NULL && size <= MR_SMALL_MAX && !mr_site_ids)) {
-		enum mr_temp t = (enum mr_temp)tc->temp;
-		struct mr_bin *b;
 		void *p;
 
 		if (MR_UNLIKELY(mr_sites_on))
-			t = mr_site_temp(ret, t);
-		b = &tc->bins[t][mr_size_class(size)];
-		p = b->free;
-
-		if (MR_LIKELY(p != NULL)) {
-			b->free = *(void **)p;
-			b->cur_used++;
+			return alloc_profiled(tc, size, ret);
+		p = bin_pop(tc, (enum mr_temp)tc->temp, size);
+		if (MR_LIKELY(p != NULL))
 			return p;
-		}
 	}
-	return alloc_slow(size, MR_MIN_ALIGN, cur_temp(tc, ret), ret);
+	return alloc_fast_miss(tc, size, ret);
 }
 
 static inline void free_inline(void *p)
@@ -181,12 +221,8 @@ static inline void free_inline(void *p)
 	struct mr_tcache *tc;
 
 	if (MR_UNLIKELY(!mr_in_arena(p))) {
-		if (p) {
-			int e = errno;
-
-			foreign_free(p);
-			errno = e;
-		}
+		if (p)
+			foreign_free_keep_errno(p);
 		return;
 	}
 	if (MR_UNLIKELY(mr_site_ids != NULL))
@@ -211,12 +247,8 @@ static inline void free_inline(void *p)
 		return;
 	}
 	s = &mr_spans[s->head];
-	if (s->kind == MR_SPAN_LARGE || s->kind == MR_SPAN_HUGE) {
-		int e = errno;
-
-		mr_large_free(s);
-		errno = e;
-	}
+	if (s->kind == MR_SPAN_LARGE || s->kind == MR_SPAN_HUGE)
+		large_free_keep_errno(s);
 	/* Anything else is a double or invalid free: ignored rather than corrupting. */
 }
 
