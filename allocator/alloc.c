@@ -153,6 +153,15 @@ static void fork_prepare(void);
 static void fork_parent(void);
 static void fork_child(void);
 
+/* A zeroed cache's bins start with no current or partial slab. */
+static void tc_init(struct mr_tcache *tc)
+{
+	for (unsigned t = 0; t < NR_MR_TEMP; t++)
+		for (unsigned c = 0; c < MR_NR_CLASSES; c++)
+			tc->bins[t][c].partial = tc->bins[t][c].cur_head = MR_NONE;
+	tc->temp = MR_TEMP_NORMAL;	/* not hot: hot is for sites known hot */
+}
+
 #define MR_ARENA_MAX (UINT64_C(1) << 40)	/* 1 TiB of address space at most */
 #define MR_ARENA_ALIGN (UINT64_C(1) << 32)	/* so aligned_alloc works up to 4 GiB */
 
@@ -191,10 +200,7 @@ static int heap_init(void)
 	mr_spans = spans;
 	mr_arena_bytes = bytes;
 	mr_arena_base = base;
-	for (unsigned t = 0; t < NR_MR_TEMP; t++)
-		for (unsigned c = 0; c < MR_NR_CLASSES; c++)
-			gtc.bins[t][c].partial = gtc.bins[t][c].cur_head = MR_NONE;
-	gtc.temp = MR_TEMP_NORMAL;
+	tc_init(&gtc);
 	all_caches = &gtc;
 	return 0;
 }
@@ -282,7 +288,7 @@ static struct mr_tcache *tc_new(void)
 {
 	static uint32_t next_id = 1;
 	struct mr_tcache *tc;
-	uint32_t page, npages, t, c;
+	uint32_t page, npages;
 
 	pthread_mutex_lock(&pool_lock);
 	tc = pool;
@@ -297,10 +303,7 @@ static struct mr_tcache *tc_new(void)
 		return NULL;
 	tc = page_addr(page);
 	memset(tc, 0, sizeof(*tc));
-	tc->temp = MR_TEMP_NORMAL;	/* not hot: hot is for sites known hot */
-	for (t = 0; t < NR_MR_TEMP; t++)
-		for (c = 0; c < MR_NR_CLASSES; c++)
-			tc->bins[t][c].partial = tc->bins[t][c].cur_head = MR_NONE;
+	tc_init(tc);
 	pthread_mutex_lock(&pool_lock);
 	tc->id = next_id++;
 	tc->next_all = all_caches;
@@ -437,20 +440,29 @@ static void slab_extend(struct mr_bin *b, struct mr_span *s)
 	s->bump += n;
 }
 
+/* The bin's current slab (there is one) stops being current: it keeps what is left
+ * of the bin's list, and goes back to the heap if empty, else to the partial list
+ * if it has room. */
+static void bin_retire_current(struct mr_bin *b)
+{
+	struct mr_span *s = b->cur;
+
+	b->cur = NULL;
+	b->cur_head = MR_NONE;
+	s->flags &= ~MR_SLAB_CURRENT;
+	s->free_list = b->free;
+	s->used = b->cur_used;
+	b->free = NULL;
+	if (s->used == 0)
+		slab_release(s);
+	else if (s->free_list || s->bump < s->capacity)
+		partial_add(b, s);
+}
+
 static void set_current(struct mr_bin *b, struct mr_span *s)
 {
-	struct mr_span *old = b->cur;
-
-	if (old) {
-		/* The old current slab keeps what is left of the bin's list. */
-		old->flags &= ~MR_SLAB_CURRENT;
-		old->free_list = b->free;
-		old->used = b->cur_used;
-		if (old->used == 0)
-			slab_release(old);
-		else if (b->free || old->bump < old->capacity)
-			partial_add(b, old);
-	}
+	if (b->cur)
+		bin_retire_current(b);
 	b->cur = s;
 	b->cur_head = (uint32_t)(s - mr_spans);
 	b->cur_used = s->used;
@@ -482,8 +494,6 @@ static struct mr_span *slab_new(struct mr_tcache *tc, unsigned cls, enum mr_temp
 	s->capacity = (npages << MR_PAGE_SHIFT) / mr_class_size[cls];
 	s->flags = 0;
 	s->free_list = NULL;
-	s->owner = tc;
-	s->site = 0;
 	return s;
 }
 
@@ -557,23 +567,9 @@ static void tc_destroy(void *arg)
 	tc->temp = MR_TEMP_NORMAL;	/* the next thread starts from the default */
 	drain_inbox(tc);
 	for (t = 0; t < NR_MR_TEMP; t++) {
-		for (c = 0; c < MR_NR_CLASSES; c++) {
-			struct mr_bin *b = &tc->bins[t][c];
-			struct mr_span *s = b->cur;
-
-			if (!s)
-				continue;
-			b->cur = NULL;
-			b->cur_head = MR_NONE;
-			s->flags &= ~MR_SLAB_CURRENT;
-			s->free_list = b->free;
-			s->used = b->cur_used;
-			b->free = NULL;
-			if (s->used == 0)
-				slab_release(s);
-			else if (s->free_list || s->bump < s->capacity)
-				partial_add(b, s);
-		}
+		for (c = 0; c < MR_NR_CLASSES; c++)
+			if (tc->bins[t][c].cur)
+				bin_retire_current(&tc->bins[t][c]);
 	}
 	pthread_mutex_lock(&pool_lock);
 	tc->next_parked = pool;
