@@ -272,16 +272,6 @@ static void heap_free_pages(uint32_t page, uint32_t npages)
 	pthread_mutex_unlock(&heap_lock);
 }
 
-static inline void *page_addr(uint32_t page)
-{
-	return mr_arena_base + ((size_t)page << MR_PAGE_SHIFT);
-}
-
-static inline uint32_t addr_page(const void *p)
-{
-	return (uint32_t)(((uintptr_t)p - (uintptr_t)mr_arena_base) >> MR_PAGE_SHIFT);
-}
-
 /* ---- thread caches ---- */
 
 static struct mr_tcache *tc_new(void)
@@ -301,7 +291,7 @@ static struct mr_tcache *tc_new(void)
 	page = heap_alloc_pages(npages, 0, MR_TEMP_HOT, MR_SPAN_LARGE);
 	if (page == MR_NONE)
 		return NULL;
-	tc = page_addr(page);
+	tc = mr_page_addr(page);
 	memset(tc, 0, sizeof(*tc));
 	tc_init(tc);
 	pthread_mutex_lock(&pool_lock);
@@ -403,7 +393,7 @@ static void drain_inbox(struct mr_tcache *tc)
 
 	while (p) {
 		void *next = *(void **)p;
-		struct mr_span *s = &mr_spans[mr_spans[addr_page(p)].head];
+		struct mr_span *s = mr_span_of(p);
 
 		local_free(tc, s, p);
 		p = next;
@@ -427,7 +417,7 @@ void mr_remote_free(struct mr_span *s, void *p)
 static void slab_extend(struct mr_bin *b, struct mr_span *s)
 {
 	uint32_t size = mr_class_size[s->cls], n = (uint32_t)(MR_PAGE_SIZE / size), i;
-	char *first = (char *)page_addr((uint32_t)(s - mr_spans)) + (size_t)s->bump * size;
+	char *first = (char *)mr_page_addr((uint32_t)(s - mr_spans)) + (size_t)s->bump * size;
 
 	if (n == 0)
 		n = 1;
@@ -611,7 +601,7 @@ void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp)
 		if (page == MR_NONE)
 			return NULL;
 	}
-	return page_addr(page);
+	return mr_page_addr(page);
 }
 
 void mr_large_free(struct mr_span *s)

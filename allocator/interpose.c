@@ -132,7 +132,7 @@ static void *alloc_slow(size_t size, size_t align, enum mr_temp temp, const void
 	void *p = alloc_pick(size, align, temp);
 
 	if (MR_UNLIKELY(mr_site_ids != NULL) && p && mr_in_arena(p))
-		mr_site_ids[((uintptr_t)p - (uintptr_t)mr_arena_base) >> 4] = mr_site_id(ret);
+		mr_site_ids[mr_site_slot(p)] = mr_site_id(ret);
 	return p;
 }
 
@@ -226,9 +226,9 @@ static inline void free_inline(void *p)
 		return;
 	}
 	if (MR_UNLIKELY(mr_site_ids != NULL))
-		mr_site_ids[((uintptr_t)p - (uintptr_t)mr_arena_base) >> 4] = 0;
+		mr_site_ids[mr_site_slot(p)] = 0;
 	/* A slab's every page descriptor has kind, owner, class: one read. */
-	s = &mr_spans[((uintptr_t)p - (uintptr_t)mr_arena_base) >> MR_PAGE_SHIFT];
+	s = &mr_spans[mr_addr_page(p)];
 	tc = mr_tc;
 	if (MR_LIKELY(s->kind == MR_SPAN_SLAB)) {
 		if (MR_LIKELY(s->owner == tc)) {
