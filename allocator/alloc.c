@@ -153,6 +153,15 @@ static void fork_prepare(void);
 static void fork_parent(void);
 static void fork_child(void);
 
+/* A zeroed cache's bins start with no current or partial slab. */
+static void tc_init(struct mr_tcache *tc)
+{
+	for (unsigned t = 0; t < NR_MR_TEMP; t++)
+		for (unsigned c = 0; c < MR_NR_CLASSES; c++)
+			tc->bins[t][c].partial = tc->bins[t][c].cur_head = MR_NONE;
+	tc->temp = MR_TEMP_NORMAL;	/* not hot: hot is for sites known hot */
+}
+
 #define MR_ARENA_MAX (UINT64_C(1) << 40)	/* 1 TiB of address space at most */
 #define MR_ARENA_ALIGN (UINT64_C(1) << 32)	/* so aligned_alloc works up to 4 GiB */
 
@@ -191,10 +200,7 @@ static int heap_init(void)
 	mr_spans = spans;
 	mr_arena_bytes = bytes;
 	mr_arena_base = base;
-	for (unsigned t = 0; t < NR_MR_TEMP; t++)
-		for (unsigned c = 0; c < MR_NR_CLASSES; c++)
-			gtc.bins[t][c].partial = gtc.bins[t][c].cur_head = MR_NONE;
-	gtc.temp = MR_TEMP_NORMAL;
+	tc_init(&gtc);
 	all_caches = &gtc;
 	return 0;
 }
@@ -266,23 +272,13 @@ static void heap_free_pages(uint32_t page, uint32_t npages)
 	pthread_mutex_unlock(&heap_lock);
 }
 
-static inline void *page_addr(uint32_t page)
-{
-	return mr_arena_base + ((size_t)page << MR_PAGE_SHIFT);
-}
-
-static inline uint32_t addr_page(const void *p)
-{
-	return (uint32_t)(((uintptr_t)p - (uintptr_t)mr_arena_base) >> MR_PAGE_SHIFT);
-}
-
 /* ---- thread caches ---- */
 
 static struct mr_tcache *tc_new(void)
 {
 	static uint32_t next_id = 1;
 	struct mr_tcache *tc;
-	uint32_t page, npages, t, c;
+	uint32_t page, npages;
 
 	pthread_mutex_lock(&pool_lock);
 	tc = pool;
@@ -295,12 +291,9 @@ static struct mr_tcache *tc_new(void)
 	page = heap_alloc_pages(npages, 0, MR_TEMP_HOT, MR_SPAN_LARGE);
 	if (page == MR_NONE)
 		return NULL;
-	tc = page_addr(page);
+	tc = mr_page_addr(page);
 	memset(tc, 0, sizeof(*tc));
-	tc->temp = MR_TEMP_NORMAL;	/* not hot: hot is for sites known hot */
-	for (t = 0; t < NR_MR_TEMP; t++)
-		for (c = 0; c < MR_NR_CLASSES; c++)
-			tc->bins[t][c].partial = tc->bins[t][c].cur_head = MR_NONE;
+	tc_init(tc);
 	pthread_mutex_lock(&pool_lock);
 	tc->id = next_id++;
 	tc->next_all = all_caches;
@@ -363,11 +356,10 @@ static void slab_release(struct mr_span *s)
 	heap_free_pages((uint32_t)(s - mr_spans), s->npages);
 }
 
-/* A free of an object in a slab this cache owns, when the slab is not current. */
-static void local_free_slow(struct mr_tcache *tc, struct mr_span *s, void *p)
+/* A free of an object in a slab this cache owns, when the slab is not b's current
+ * one; b is the bin of the slab's temperature and class. */
+void mr_local_free_slow(struct mr_bin *b, struct mr_span *s, void *p)
 {
-	struct mr_bin *b = &tc->bins[s->temp][s->cls];
-
 	*(void **)p = s->free_list;
 	s->free_list = p;
 	if (--s->used == 0) {
@@ -380,7 +372,8 @@ static void local_free_slow(struct mr_tcache *tc, struct mr_span *s, void *p)
 		partial_add(b, s);
 }
 
-void mr_local_free(struct mr_tcache *tc, struct mr_span *s, void *p)
+/* A free drained from the inbox: the slab may be the bin's current one. */
+static void local_free(struct mr_tcache *tc, struct mr_span *s, void *p)
 {
 	struct mr_bin *b = &tc->bins[s->temp][s->cls];
 
@@ -390,7 +383,7 @@ void mr_local_free(struct mr_tcache *tc, struct mr_span *s, void *p)
 		b->cur_used--;
 		return;
 	}
-	local_free_slow(tc, s, p);
+	mr_local_free_slow(b, s, p);
 }
 
 /* Frees that other threads pushed onto this cache's inbox. */
@@ -400,9 +393,9 @@ static void drain_inbox(struct mr_tcache *tc)
 
 	while (p) {
 		void *next = *(void **)p;
-		struct mr_span *s = &mr_spans[mr_spans[addr_page(p)].head];
+		struct mr_span *s = mr_span_of(p);
 
-		mr_local_free(tc, s, p);
+		local_free(tc, s, p);
 		p = next;
 	}
 }
@@ -424,7 +417,7 @@ void mr_remote_free(struct mr_span *s, void *p)
 static void slab_extend(struct mr_bin *b, struct mr_span *s)
 {
 	uint32_t size = mr_class_size[s->cls], n = (uint32_t)(MR_PAGE_SIZE / size), i;
-	char *first = (char *)page_addr((uint32_t)(s - mr_spans)) + (size_t)s->bump * size;
+	char *first = (char *)mr_page_addr((uint32_t)(s - mr_spans)) + (size_t)s->bump * size;
 
 	if (n == 0)
 		n = 1;
@@ -437,20 +430,29 @@ static void slab_extend(struct mr_bin *b, struct mr_span *s)
 	s->bump += n;
 }
 
+/* The bin's current slab (there is one) stops being current: it keeps what is left
+ * of the bin's list, and goes back to the heap if empty, else to the partial list
+ * if it has room. */
+static void bin_retire_current(struct mr_bin *b)
+{
+	struct mr_span *s = b->cur;
+
+	b->cur = NULL;
+	b->cur_head = MR_NONE;
+	s->flags &= ~MR_SLAB_CURRENT;
+	s->free_list = b->free;
+	s->used = b->cur_used;
+	b->free = NULL;
+	if (s->used == 0)
+		slab_release(s);
+	else if (s->free_list || s->bump < s->capacity)
+		partial_add(b, s);
+}
+
 static void set_current(struct mr_bin *b, struct mr_span *s)
 {
-	struct mr_span *old = b->cur;
-
-	if (old) {
-		/* The old current slab keeps what is left of the bin's list. */
-		old->flags &= ~MR_SLAB_CURRENT;
-		old->free_list = b->free;
-		old->used = b->cur_used;
-		if (old->used == 0)
-			slab_release(old);
-		else if (b->free || old->bump < old->capacity)
-			partial_add(b, old);
-	}
+	if (b->cur)
+		bin_retire_current(b);
 	b->cur = s;
 	b->cur_head = (uint32_t)(s - mr_spans);
 	b->cur_used = s->used;
@@ -482,8 +484,6 @@ static struct mr_span *slab_new(struct mr_tcache *tc, unsigned cls, enum mr_temp
 	s->capacity = (npages << MR_PAGE_SHIFT) / mr_class_size[cls];
 	s->flags = 0;
 	s->free_list = NULL;
-	s->owner = tc;
-	s->site = 0;
 	return s;
 }
 
@@ -557,23 +557,9 @@ static void tc_destroy(void *arg)
 	tc->temp = MR_TEMP_NORMAL;	/* the next thread starts from the default */
 	drain_inbox(tc);
 	for (t = 0; t < NR_MR_TEMP; t++) {
-		for (c = 0; c < MR_NR_CLASSES; c++) {
-			struct mr_bin *b = &tc->bins[t][c];
-			struct mr_span *s = b->cur;
-
-			if (!s)
-				continue;
-			b->cur = NULL;
-			b->cur_head = MR_NONE;
-			s->flags &= ~MR_SLAB_CURRENT;
-			s->free_list = b->free;
-			s->used = b->cur_used;
-			b->free = NULL;
-			if (s->used == 0)
-				slab_release(s);
-			else if (s->free_list || s->bump < s->capacity)
-				partial_add(b, s);
-		}
+		for (c = 0; c < MR_NR_CLASSES; c++)
+			if (tc->bins[t][c].cur)
+				bin_retire_current(&tc->bins[t][c]);
 	}
 	pthread_mutex_lock(&pool_lock);
 	tc->next_parked = pool;
@@ -615,7 +601,7 @@ void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp)
 		if (page == MR_NONE)
 			return NULL;
 	}
-	return page_addr(page);
+	return mr_page_addr(page);
 }
 
 void mr_large_free(struct mr_span *s)

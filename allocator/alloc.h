@@ -41,7 +41,7 @@ bool mr_ready(void) MR_HIDDEN;
 struct mr_tcache *mr_tc_slow(void) MR_HIDDEN;
 void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp) MR_HIDDEN;
 void *mr_small_alloc_shared(unsigned cls, enum mr_temp temp) MR_HIDDEN;
-void mr_local_free(struct mr_tcache *tc, struct mr_span *s, void *p) MR_HIDDEN;
+void mr_local_free_slow(struct mr_bin *b, struct mr_span *s, void *p) MR_HIDDEN;
 void mr_remote_free(struct mr_span *s, void *p) MR_HIDDEN;
 void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp) MR_HIDDEN;
 void mr_large_free(struct mr_span *s) MR_HIDDEN;
@@ -52,12 +52,21 @@ void mr_heap_lock(void) MR_HIDDEN;
 void mr_heap_unlock(void) MR_HIDDEN;
 struct mr_tcache *mr_all_caches(void) MR_HIDDEN;
 
+/* The address of arena page @page, and the arena page holding @p. */
+static inline void *mr_page_addr(uint32_t page)
+{
+	return mr_arena_base + ((size_t)page << MR_PAGE_SHIFT);
+}
+
+static inline uint32_t mr_addr_page(const void *p)
+{
+	return (uint32_t)(((uintptr_t)p - (uintptr_t)mr_arena_base) >> MR_PAGE_SHIFT);
+}
+
 /* The span descriptor of an arena address (its head page's). */
 static inline struct mr_span *mr_span_of(const void *p)
 {
-	uint32_t page = (uint32_t)(((uintptr_t)p - (uintptr_t)mr_arena_base) >> MR_PAGE_SHIFT);
-
-	return &mr_spans[mr_spans[page].head];
+	return &mr_spans[mr_spans[mr_addr_page(p)].head];
 }
 
 static inline bool mr_in_arena(const void *p)
@@ -75,6 +84,11 @@ int mr_site_locate(uintptr_t addr, char *build_id, size_t len, const char **path
 		   uintptr_t *off) MR_HIDDEN;
 /* Site tracking (MEMREG_SITE_MAP): the site id of the object at each arena granule. */
 extern uint16_t *mr_site_ids MR_HIDDEN;
+/* The slot of arena address @p in mr_site_ids: one per 16 bytes (MR_MIN_ALIGN). */
+static inline size_t mr_site_slot(const void *p)
+{
+	return ((uintptr_t)p - (uintptr_t)mr_arena_base) >> 4;
+}
 void mr_sites_track(void) MR_HIDDEN;
 uint16_t mr_site_id(const void *ret) MR_HIDDEN;
 void mr_site_map_write(const char *path) MR_HIDDEN;

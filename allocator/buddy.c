@@ -411,10 +411,6 @@ static int take_regions(struct mr_heap *h, uint32_t first, uint32_t n)
 		} else {
 			list_del(h, r << h->region_order);
 		}
-		if (ri->pending) {
-			ri->pending = 0;
-			h->npending--;
-		}
 		ri->state = MR_REGION_HUGE;
 		account(h, r, ORDER_PAGES(h->region_order));
 	}
@@ -500,12 +496,8 @@ static void release_regions(struct mr_heap *h, uint32_t first, uint32_t n)
 		struct mr_region_info *ri = &h->regions[r];
 
 		ri->state = MR_REGION_ACTIVE;
+		ri->purged = 1;	/* before account(): a purged region is not queued for decay */
 		account(h, r, -(int64_t)ORDER_PAGES(h->region_order));
-		if (ri->pending) {
-			ri->pending = 0;
-			h->npending--;
-		}
-		ri->purged = 1;
 		ri->huge_regions = 0;
 		list_push(h, r << h->region_order, h->region_order);
 	}

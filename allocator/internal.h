@@ -198,7 +198,6 @@ struct mr_option {
 	bool secure;
 	uint64_t value;		/* numbers and booleans */
 	const char *str;	/* paths: points into environ */
-	bool set;		/* given (and valid) in the environment */
 };
 extern struct mr_option mr_options[NR_MR_OPT] MR_HIDDEN;
 /* Read the options from @envp (environ) without allocating. @secure: AT_SECURE.

@@ -132,7 +132,7 @@ static void *alloc_slow(size_t size, size_t align, enum mr_temp temp, const void
 	void *p = alloc_pick(size, align, temp);
 
 	if (MR_UNLIKELY(mr_site_ids != NULL) && p && mr_in_arena(p))
-		mr_site_ids[((uintptr_t)p - (uintptr_t)mr_arena_base) >> 4] = mr_site_id(ret);
+		mr_site_ids[mr_site_slot(p)] = mr_site_id(ret);
 	return p;
 }
 
@@ -150,22 +150,69 @@ static inline enum mr_temp cur_temp(struct mr_tcache *tc, const void *ret)
 	return t;
 }
 
-/* The fast path: a pop from the thread's bin of the size's class. */
+/* The cold paths of malloc and free live out of line, so that the exported
+ * functions need no stack frame. */
+static __attribute__((noinline)) void *alloc_fast_miss(struct mr_tcache *tc, size_t size,
+						       const void *ret)
+{
+	return alloc_slow(size, MR_MIN_ALIGN, cur_temp(tc, ret), ret);
+}
+
+static __attribute__((noinline)) void foreign_free_keep_errno(void *p)
+{
+	int e = errno;
+
+	foreign_free(p);
+	errno = e;
+}
+
+static __attribute__((noinline)) void large_free_keep_errno(struct mr_span *s)
+{
+	int e = errno;
+
+	mr_large_free(s);
+	errno = e;
+}
+
+/* A pop from the thread's bin of temperature t and the size's class, or NULL. */
+static inline void *bin_pop(struct mr_tcache *tc, enum mr_temp t, size_t size)
+{
+	struct mr_bin *b = &tc->bins[t][mr_size_class(size)];
+	void *p = b->free;
+
+	if (MR_LIKELY(p != NULL)) {
+		b->free = *(void **)p;
+		b->cur_used++;
+	}
+	return p;
+}
+
+/* With a profile loaded the call site picks the bin (site-map tracking is off). */
+static __attribute__((noinline)) void *alloc_profiled(struct mr_tcache *tc, size_t size,
+						      const void *ret)
+{
+	enum mr_temp t = mr_site_temp(ret, (enum mr_temp)tc->temp);
+	void *p = bin_pop(tc, t, size);
+
+	return p ? p : alloc_slow(size, MR_MIN_ALIGN, t, ret);
+}
+
+/* The fast path: a pop from the thread's bin of the size's class. A profile only
+ * picks the bin; site-map tracking needs alloc_slow. */
 static inline void *alloc_fast(size_t size, const void *ret)
 {
 	struct mr_tcache *tc = mr_tc;
 
-	if (MR_LIKELY(tc != NULL && size <= MR_SMALL_MAX && !mr_sites_on)) {
-		struct mr_bin *b = &tc->bins[tc->temp][mr_size_class(size)];
-		void *p = b->free;
+	if (MR_LIKELY(tc != NULL && size <= MR_SMALL_MAX && !mr_site_ids)) {
+		void *p;
 
-		if (MR_LIKELY(p != NULL)) {
-			b->free = *(void **)p;
-			b->cur_used++;
+		if (MR_UNLIKELY(mr_sites_on))
+			return alloc_profiled(tc, size, ret);
+		p = bin_pop(tc, (enum mr_temp)tc->temp, size);
+		if (MR_LIKELY(p != NULL))
 			return p;
-		}
 	}
-	return alloc_slow(size, MR_MIN_ALIGN, cur_temp(tc, ret), ret);
+	return alloc_fast_miss(tc, size, ret);
 }
 
 static inline void free_inline(void *p)
@@ -174,18 +221,14 @@ static inline void free_inline(void *p)
 	struct mr_tcache *tc;
 
 	if (MR_UNLIKELY(!mr_in_arena(p))) {
-		if (p) {
-			int e = errno;
-
-			foreign_free(p);
-			errno = e;
-		}
+		if (p)
+			foreign_free_keep_errno(p);
 		return;
 	}
 	if (MR_UNLIKELY(mr_site_ids != NULL))
-		mr_site_ids[((uintptr_t)p - (uintptr_t)mr_arena_base) >> 4] = 0;
+		mr_site_ids[mr_site_slot(p)] = 0;
 	/* A slab's every page descriptor has kind, owner, class: one read. */
-	s = &mr_spans[((uintptr_t)p - (uintptr_t)mr_arena_base) >> MR_PAGE_SHIFT];
+	s = &mr_spans[mr_addr_page(p)];
 	tc = mr_tc;
 	if (MR_LIKELY(s->kind == MR_SPAN_SLAB)) {
 		if (MR_LIKELY(s->owner == tc)) {
@@ -197,19 +240,15 @@ static inline void free_inline(void *p)
 				b->cur_used--;
 				return;
 			}
-			mr_local_free(tc, &mr_spans[s->head], p);
+			mr_local_free_slow(b, &mr_spans[s->head], p);
 			return;
 		}
 		mr_remote_free(s, p);	/* the owner is the same on every page */
 		return;
 	}
 	s = &mr_spans[s->head];
-	if (s->kind == MR_SPAN_LARGE || s->kind == MR_SPAN_HUGE) {
-		int e = errno;
-
-		mr_large_free(s);
-		errno = e;
-	}
+	if (s->kind == MR_SPAN_LARGE || s->kind == MR_SPAN_HUGE)
+		large_free_keep_errno(s);
 	/* Anything else is a double or invalid free: ignored rather than corrupting. */
 }
 
@@ -333,9 +372,10 @@ MR_EXPORT void *calloc(size_t n, size_t size)
 		return NULL;
 	}
 	p = alloc_fast(total, RET);
-	/* Huge spans made of fresh or purged regions are already zero. */
+	/* Huge spans made of fresh or purged regions are already zero; a slab (at
+	 * most MR_SMALL_MAX) never is huge, so its span is not looked up. */
 	if (p) {
-		const struct mr_span *s = mr_in_arena(p) ? mr_span_of(p) : NULL;
+		const struct mr_span *s = total > MR_SMALL_MAX && mr_in_arena(p) ? mr_span_of(p) : NULL;
 
 		if (!s || s->kind != MR_SPAN_HUGE || !(s->flags & MR_HUGE_ZEROED))
 			memset(p, 0, total);

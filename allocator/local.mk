@@ -72,7 +72,8 @@ endif
 
 # Sanitizer builds of the allocator's tests (UBSan, ASan, TSan): see tests/alloc/sanitize.sh.
 check-alloc-sanitizers: all
-	CLANG='$(CLANG)' $(SHELL) $(srcdir)/tests/alloc/sanitize.sh '$(abs_top_srcdir)' '$(abs_top_builddir)'
+	CLANG='$(CLANG)' MR_FUZZ_RENAME='$(MR_FUZZ_RENAME)' MR_ALLOC_CORE_SRCS='$(MR_ALLOC_CORE_SRCS)' \
+		$(SHELL) $(srcdir)/tests/alloc/sanitize.sh '$(abs_top_srcdir)' '$(abs_top_builddir)'
 .PHONY: check-alloc-sanitizers
 EXTRA_DIST += tests/alloc/sanitize.sh
 

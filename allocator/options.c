@@ -7,7 +7,7 @@
 #include "allocator/internal.h"
 
 struct mr_option mr_options[NR_MR_OPT] = {
-#define MR_OPT_ENTRY(id, env, type, def, secure) { "MEMREG_" env, type, def, secure, def, NULL, false },
+#define MR_OPT_ENTRY(id, env, type, def, secure) { "MEMREG_" env, type, def, secure, def, NULL },
 	MR_OPTIONS(MR_OPT_ENTRY)
 #undef MR_OPT_ENTRY
 };
@@ -79,7 +79,6 @@ void mr_options_load(char **envp, bool secure, void (*warn)(const char *name, co
 	for (i = 0; i < NR_MR_OPT; i++) {
 		mr_options[i].value = mr_options[i].def;
 		mr_options[i].str = NULL;
-		mr_options[i].set = false;
 	}
 	for (e = envp; e && *e; e++) {
 		if (strncmp(*e, "MEMREG_", 7) != 0)
@@ -99,7 +98,6 @@ void mr_options_load(char **envp, bool secure, void (*warn)(const char *name, co
 					warn(o->env, *e + n + 1);
 				break;
 			}
-			o->set = true;
 			if (o->type == MR_OPT_PATH)
 				o->str = *e + n + 1;
 			else

@@ -553,13 +553,13 @@ void mr_site_map_write(const char *path)
 
 			if (s->head == page && s->kind == MR_SPAN_SLAB) {
 				uint32_t size = mr_class_size[s->cls], i;
-				char *base = mr_arena_base + ((size_t)page << MR_PAGE_SHIFT);
+				char *base = mr_page_addr(page);
 				uintptr_t cur_page = (uintptr_t)base;
 
 				np = s->npages;
 				for (i = 0; i < s->bump; i++) {
 					char *o = base + (size_t)i * size;
-					uint16_t id = mr_site_ids[(o - mr_arena_base) >> 4];
+					uint16_t id = mr_site_ids[mr_site_slot(o)];
 					uint64_t left = size;
 
 					if (!id)
@@ -582,8 +582,8 @@ void mr_site_map_write(const char *path)
 				}
 				acc_emit(&w, &acc, cur_page);
 			} else if (s->head == page && (s->kind == MR_SPAN_LARGE || s->kind == MR_SPAN_HUGE)) {
-				char *base = mr_arena_base + ((size_t)page << MR_PAGE_SHIFT);
-				uint16_t id = mr_site_ids[(base - mr_arena_base) >> 4];
+				char *base = mr_page_addr(page);
+				uint16_t id = mr_site_ids[mr_site_slot(base)];
 				uint32_t i;
 
 				np = s->npages;

@@ -3,19 +3,16 @@
 # `make check`): the unit tests under UBSan and ASan, and the stress programs with the
 # allocator compiled in under mrz_* names (calling its entry points directly, not by
 # preload) under UBSan, ASan and TSan. Prints one line per run; exit 1 on any failure.
-# Usage: sanitize.sh SRCDIR BUILDDIR
+# Usage: sanitize.sh SRCDIR BUILDDIR (MR_FUZZ_RENAME, MR_ALLOC_CORE_SRCS and CLANG in
+# the environment, from allocator/local.mk)
 src=${1:?srcdir}
 build=${2:?builddir}
 out="$build/tests/alloc/sanitize"
 mkdir -p "$out"
 CC=${CLANG:-clang}
-RENAME="-DMR_NO_ALIASES -Dmalloc=mrz_malloc -Dfree=mrz_free -Dcalloc=mrz_calloc -Drealloc=mrz_realloc
-	-Dreallocarray=mrz_reallocarray -Dposix_memalign=mrz_posix_memalign
-	-Daligned_alloc=mrz_aligned_alloc -Dmemalign=mrz_memalign -Dvalloc=mrz_valloc
-	-Dpvalloc=mrz_pvalloc -Dmalloc_usable_size=mrz_malloc_usable_size
-	-Dmalloc_trim=mrz_malloc_trim -Dcfree=mrz_cfree -Dfree_sized=mrz_free_sized
-	-Dfree_aligned_sized=mrz_free_aligned_sized"
-CORE="buddy sizeclass options fmt alloc sites stats interpose"
+# From allocator/local.mk (the make rule passes them), so the lists cannot drift.
+RENAME=${MR_FUZZ_RENAME:?run by make check-alloc-sanitizers}
+CORE=${MR_ALLOC_CORE_SRCS:?run by make check-alloc-sanitizers}
 INC="-I$build -I$src -I$src/include -DHAVE_CONFIG_H"
 CMOCKA=$(pkg-config --cflags --libs cmocka)
 status=0
@@ -46,7 +43,7 @@ for san in undefined address thread; do
 	flags="-g -O1 -fsanitize=$san -fno-omit-frame-pointer"
 	[ $san = undefined ] && flags="$flags -fno-sanitize-recover=all"
 	srcs=""
-	for f in $CORE; do srcs="$srcs $src/allocator/$f.c"; done
+	for f in $CORE; do srcs="$srcs $src/$f"; done
 	# shellcheck disable=SC2086
 	$CC $flags $INC $RENAME -o "$out/stress-$san" "$src/tests/alloc/stress.c" $srcs -lpthread -ldl ||
 		{ echo "FAIL: build stress-$san"; status=1; continue; }
