@@ -14,8 +14,10 @@ rm -rf "$files"
 # One boot at a time: under make check -j2 two TCG guests (2 vCPUs each) would
 # share this machine's cores, and a starved guest's kdamond sampled a third as
 # often as it should (a CI run's damon zigzag read 8 snapshots in 30 s).
+# The lock is machine-wide, not per build tree: two trees checked at once would boot
+# two guests just the same.
 serial=
-command -v flock >/dev/null 2>&1 && serial="flock $builddir/tests/lab/boot.lock"
+command -v flock >/dev/null 2>&1 && serial="flock ${TMPDIR:-/tmp}/memreg-lab-boot.lock"
 status=0
 $serial "$srcdir/scripts/lab" --build "$builddir" --stage "$builddir/tests/lab/stage" \
 	--group "$group" --out "$files" 2>"$out" || status=$?
