@@ -5,4 +5,5 @@ noinst_LTLIBRARIES += libmrcommon.la
 libmrcommon_la_SOURCES = \
 	common/util.c common/util.h \
 	common/root.c common/root.h \
+	common/proc.c common/proc.h \
 	common/sys.c common/sys.h

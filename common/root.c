@@ -20,9 +20,18 @@ int mr_root_set(const char *dir)
 	struct stat st;
 	size_t n;
 
-	if (!dir || !*dir)
+	/* An empty root is a mistake (an unset shell variable in --root "$FIX"), never
+	 * "the live machine": falling back to "/" would turn a fixture run into one
+	 * that can change this machine. */
+	if (dir && !*dir)
+		return mr_error(-EINVAL, "--root: empty directory name (use --root / for this machine)");
+	if (!dir) {
 		dir = getenv("MEMREG_ROOT");
-	if (!dir || !*dir)
+		if (dir && !*dir)
+			return mr_error(-EINVAL, "MEMREG_ROOT is set but empty (unset it, or set it "
+					"to / for this machine)");
+	}
+	if (!dir)
 		dir = "/";
 	if (stat(dir, &st) < 0)
 		return mr_error(-errno, "root %s: %s", dir, strerror(errno));

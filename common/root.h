@@ -24,7 +24,8 @@
 /* "root.c" */
 
 /* Set the root (NULL: MEMREG_ROOT from the environment, else "/"). The directory
- * must exist. Returns 0, or -errno with mr_error set. */
+ * must exist. An empty name (--root '' or MEMREG_ROOT=) is -EINVAL, never the live
+ * machine. Returns 0, or -errno with mr_error set. */
 int mr_root_set(const char *dir);
 /* The root as given ("/" on a live machine), never NULL. */
 const char *mr_root_get(void);

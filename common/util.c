@@ -22,6 +22,33 @@ int mr_error(int err, const char *fmt, ...)
 	return err;
 }
 
+int mr_error_wrap(int err, const char *fmt, ...)
+{
+	char inner[sizeof(mr_errbuf)], ctx[sizeof(mr_errbuf)];
+	size_t n, m;
+	va_list ap;
+
+	snprintf(inner, sizeof(inner), "%s", mr_last_error());
+	va_start(ap, fmt);
+	vsnprintf(ctx, sizeof(ctx), fmt, ap);
+	va_end(ap);
+	n = strlen(ctx);
+	if (n && (strncmp(inner, ctx, n) != 0 || (inner[n] != ':' && inner[n] != '\0'))) {
+		/* "ctx: inner", cut at the buffer's end like any message */
+		if (n + 2 < sizeof(ctx)) {
+			memcpy(ctx + n, ": ", 3);
+			n += 2;
+		}
+		m = strnlen(inner, sizeof(mr_errbuf) - n - 1);
+		memcpy(mr_errbuf, ctx, n);
+		memcpy(mr_errbuf + n, inner, m);
+		mr_errbuf[n + m] = '\0';
+	} else {
+		memcpy(mr_errbuf, inner, sizeof(mr_errbuf));
+	}
+	return err;
+}
+
 const char *mr_last_error(void)
 {
 	return mr_errbuf[0] ? mr_errbuf : "unknown error";
@@ -37,10 +64,18 @@ int mr_parse_u64(const char *s, uint64_t *out)
 	unsigned long long v;
 	char *end;
 
+	int base = 10;
+
 	if (!s || !isdigit((unsigned char)s[0]))
 		return -EINVAL;
+	/* decimal, or hex with 0x: a leading 0 is not octal ("010" is ten) */
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		if (!isxdigit((unsigned char)s[2]))
+			return -EINVAL;
+	}
 	errno = 0;
-	v = strtoull(s, &end, 0);
+	v = strtoull(s, &end, base);
 	if (errno == ERANGE)
 		return -ERANGE;
 	if (errno || end == s || *end != '\0')

@@ -28,12 +28,21 @@
  * `return mr_error(-EINVAL, "%s: bad count", path);`
  */
 int mr_error(int err, const char *fmt, ...) MR_PRINTF(2, 3);
+/*
+ * Put a context in front of the last error: "<context>: <last error>". The one way
+ * to wrap an error (formatting mr_last_error() into mr_error() writes the buffer
+ * into itself). A context the message already starts with is not repeated, so
+ * "prof.rec" around "prof.rec: no snapshot" stays "prof.rec: no snapshot".
+ * Returns @err, like mr_error().
+ */
+int mr_error_wrap(int err, const char *fmt, ...) MR_PRINTF(2, 3);
 const char *mr_last_error(void);
 void mr_clear_error(void);
 
 /*
- * Strict unsigned parse: the whole of @s must be a number (decimal, or 0x hex),
- * no sign, no trailing text, no overflow. 0 on success, -EINVAL / -ERANGE otherwise.
+ * Strict unsigned parse: the whole of @s must be a number (decimal, or 0x hex;
+ * a leading zero is still decimal, never octal), no sign, no trailing text, no
+ * overflow. 0 on success, -EINVAL / -ERANGE otherwise.
  */
 int mr_parse_u64(const char *s, uint64_t *out);
 

@@ -761,7 +761,7 @@ static int damon_selftest(struct mr_mon_ctx *ctx)
 	mr_mon_ctx_destroy(&self);
 	munmap((void *)page, SELFTEST_BYTES);
 	if (err < 0)
-		return mr_error(-ENOTSUP, "damon: self-test: %s", mr_last_error());
+		return mr_error_wrap(-ENOTSUP, "damon: self-test");
 	if (!seen)
 		return mr_error(-ENOTSUP, "damon: self-test: a buffer written all along never "
 				"showed accesses in %s", p.inst[0] ? "the damon_aggregated "

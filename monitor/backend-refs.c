@@ -122,7 +122,7 @@ static int refs_selftest(struct mr_mon_ctx *ctx)
 	munmap((void *)(page - pg), 3 * (size_t)pg);
 	free(p.vmas);
 	if (err)
-		return mr_error(-ENOTSUP, "refs: self-test: %s", mr_last_error());
+		return mr_error_wrap(-ENOTSUP, "refs: self-test");
 	if (!v || before != 0 || after == 0)
 		return mr_error(-ENOTSUP, "refs: self-test: clear_refs 1 had no effect on smaps "
 				"Referenced (%" PRIu64 " then %" PRIu64 " bytes)", before, after);

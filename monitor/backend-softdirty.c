@@ -73,7 +73,7 @@ static int sd_selftest(struct mr_mon_ctx *ctx)
 		mr_sys_close(fd);
 	munmap((void *)(page - pg), 3 * (size_t)pg);
 	if (err)
-		return mr_error(-ENOTSUP, "softdirty: self-test: %s", mr_last_error());
+		return mr_error_wrap(-ENOTSUP, "softdirty: self-test");
 	if ((e0 & PM_SOFT_DIRTY) || !(e1 & PM_SOFT_DIRTY))
 		return mr_error(-ENOTSUP, "softdirty: self-test: pagemap bit 55 read %d after "
 				"clear_refs 4 and %d after a write: this kernel has no soft-dirty "

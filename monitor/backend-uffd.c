@@ -239,7 +239,7 @@ static int uffd_selftest(struct mr_mon_ctx *ctx)
 	free(p.written);
 	munmap((void *)page, (size_t)pg);
 	if (err < 0)
-		return mr_error(-ENOTSUP, "%s", mr_last_error());
+		return mr_error_wrap(-ENOTSUP, "uffd: self-test");
 	if (before || !after)
 		return mr_error(-ENOTSUP, "uffd: self-test: PAGEMAP_SCAN saw %s write",
 				before ? "a page written before any" : "no page written after a");

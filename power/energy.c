@@ -361,7 +361,7 @@ int mr_energy_socket_cpus(int *cpus, int *pkgs, unsigned max, unsigned *nr)
 		return ret;
 	ret = mr_energy_parse_cpulist(buf, online, MR_ARRAY_SIZE(online), &n_online);
 	if (ret)
-		return mr_error(ret, "/sys/devices/system/cpu/online: %s", mr_last_error());
+		return mr_error_wrap(ret, "/sys/devices/system/cpu/online");
 	for (i = 0; i < n_online; i++) {
 		int pkg = mr_energy_cpu_package(online[i]);
 

@@ -455,7 +455,7 @@ int mr_power_node_map(struct mr_region_map *map)
 		return ret;
 	ret = mr_energy_parse_cpulist(buf, nodes, MR_ARRAY_SIZE(nodes), &nr);
 	if (ret)
-		return mr_error(ret, "/sys/devices/system/node/online: %s", mr_last_error());
+		return mr_error_wrap(ret, "/sys/devices/system/node/online");
 	map->regions = calloc(nr ? nr : 1, sizeof(*map->regions));
 	if (!map->regions)
 		return mr_error(-ENOMEM, "out of memory");

@@ -140,9 +140,9 @@ static int from_process_rec(const struct mr_rec *rec, const char *name,
 	fd = mr_root_open(mr_pathf(path, sizeof(path), "/proc/%d/pagemap", (int)rec->hdr.pid),
 			  O_RDONLY);
 	if (fd < 0)
-		return mr_error(fd, "%s: process-scoped record of pid %d: %s is not readable (%s); "
-				"run as root, or %s", name, (int)rec->hdr.pid, path,
-				mr_last_error(), record_physical);
+		return mr_error_wrap(fd, "%s: process-scoped record of pid %d needs its "
+				     "pagemap (run as root, or %s)", name, (int)rec->hdr.pid,
+				     record_physical);
 	hit = calloc(map->nr_regions ? map->nr_regions : 1, sizeof(*hit));
 	if (!hit) {
 		mr_sys_close(fd);

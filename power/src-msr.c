@@ -123,9 +123,8 @@ static int msr_open(struct mr_energy_source *src)
 			return mr_error(-ENOENT, "%s: not present (load the msr module)", path);
 		fd = mr_root_open(path, O_RDONLY);
 		if (fd < 0)
-			return mr_error(fd, "%s%s", mr_last_error(),
-					fd == -EACCES || fd == -EPERM ?
-					" (reading MSRs needs root and CAP_SYS_RAWIO)" : "");
+			return fd == -EACCES || fd == -EPERM ?
+			       mr_error_wrap(fd, "reading MSRs needs root and CAP_SYS_RAWIO") : fd;
 		c->fd = fd;
 		src->nr_counters++;
 		ret = read_msr(c, MSR_RAPL_POWER_UNIT, &unit);

@@ -155,7 +155,7 @@ static int perf_open(struct mr_energy_source *src)
 		return ret;
 	ret = mr_energy_parse_cpulist(buf, pmu_cpus, MR_ARRAY_SIZE(pmu_cpus), &nr_pmu_cpus);
 	if (ret)
-		return mr_error(ret, "%s/cpumask: %s", PMU, mr_last_error());
+		return mr_error_wrap(ret, "%s/cpumask", PMU);
 
 	if (nr_pmu_cpus > MR_ENERGY_MAX_SOCKETS)
 		return mr_error(-E2BIG, "%s/cpumask: too many cpus", PMU);

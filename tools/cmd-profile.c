@@ -158,7 +158,7 @@ int mr_cmd_profile(int argc, char **argv)
 		err = mr_error(-EINVAL, "%s: record of pid %d, but site map %s is of pid %d", rec_path,
 			       rec.hdr.pid, map_path, map.pid);
 	else if (mr_prof_page_rates(&rec, &map))
-		err = mr_error(-EINVAL, "%s: %s", rec_path, mr_last_error());
+		err = mr_error_wrap(-EINVAL, "%s", rec_path);
 	if (err) {
 		mr_rec_free(&rec);
 		mr_prof_map_free(&map);

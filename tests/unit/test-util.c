@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "common/proc.h"
 #include "common/root.h"
 #include "common/sys.h"
 #include "common/util.h"
@@ -89,6 +90,16 @@ static void test_parse_u64(void **state)
 	assert_int_equal(mr_parse_u64("12a", &v), -EINVAL);
 	assert_int_equal(mr_parse_u64("-3", &v), -EINVAL);
 	assert_int_equal(mr_parse_u64("", &v), -EINVAL);
+	/* decimal or 0x only: "010" is ten (region 10, not 8), "09" is nine */
+	assert_int_equal(mr_parse_u64("010", &v), 0);
+	assert_int_equal(v, 10);
+	assert_int_equal(mr_parse_u64("09", &v), 0);
+	assert_int_equal(v, 9);
+	assert_int_equal(mr_parse_u64("0X1f", &v), 0);
+	assert_int_equal(v, 31);
+	assert_int_equal(mr_parse_u64("0x", &v), -EINVAL);
+	assert_int_equal(mr_parse_u64("0x-1", &v), -EINVAL);
+	assert_int_equal(mr_parse_u64("0b1", &v), -EINVAL);
 }
 
 static void test_format_size(void **state)
@@ -203,6 +214,94 @@ static void test_root_set_rejects_missing_dir(void **state)
 	assert_string_equal(mr_root_get(), fixture_dir);
 }
 
+/* An empty root is an error, never "/": `--root "$FIX"` with FIX unset must not act
+ * on the live machine (trust issue, item 2). */
+static void test_root_set_rejects_empty(void **state)
+{
+	(void)state;
+	assert_int_equal(mr_root_set(""), -EINVAL);
+	assert_non_null(strstr(mr_last_error(), "empty"));
+	assert_string_equal(mr_root_get(), fixture_dir);
+	setenv("MEMREG_ROOT", "", 1);
+	assert_int_equal(mr_root_set(NULL), -EINVAL);
+	assert_non_null(strstr(mr_last_error(), "MEMREG_ROOT"));
+	assert_string_equal(mr_root_get(), fixture_dir);
+	setenv("MEMREG_ROOT", fixture_dir, 1);
+	assert_int_equal(mr_root_set(NULL), 0);
+	unsetenv("MEMREG_ROOT");
+	assert_string_equal(mr_root_get(), fixture_dir);
+}
+
+/* Wrapping an error puts the context in front once, and never formats the message
+ * buffer into itself (trust issue, item 9: "prof.rec: prof.rec: ds no snapshot"). */
+static void test_error_wrap(void **state)
+{
+	(void)state;
+	mr_error(-EINVAL, "no snapshot");
+	assert_int_equal(mr_error_wrap(-ENOTSUP, "refs: self-test"), -ENOTSUP);
+	assert_string_equal(mr_last_error(), "refs: self-test: no snapshot");
+	/* the context is already there: not repeated */
+	mr_error(-EINVAL, "prof.rec: no snapshot");
+	mr_error_wrap(-EINVAL, "%s", "prof.rec");
+	assert_string_equal(mr_last_error(), "prof.rec: no snapshot");
+	/* a prefix of a longer word is not the same context */
+	mr_error(-EINVAL, "prof.recx: bad");
+	mr_error_wrap(-EINVAL, "prof.rec");
+	assert_string_equal(mr_last_error(), "prof.rec: prof.recx: bad");
+	/* nested wraps read outside in */
+	mr_error(-EIO, "read: Input/output error");
+	mr_error_wrap(-EIO, "/proc/1/pagemap");
+	mr_error_wrap(-EIO, "region %d", 3);
+	assert_string_equal(mr_last_error(), "region 3: /proc/1/pagemap: read: Input/output error");
+}
+
+static void put_stat(const char *pid, const char *line)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/proc/%s", fixture_dir, pid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/proc/%s/stat", fixture_dir, pid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(line, f);
+	fclose(f);
+}
+
+/* /proc/PID/stat: fields counted from the last ')', as a command name may hold
+ * spaces and parentheses; a zombie is not alive; a new start time is another process. */
+static void test_proc_stat(void **state)
+{
+	struct mr_proc_stat st;
+	char path[PATH_MAX];
+	uint64_t t;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/proc", fixture_dir);
+	mkdir(path, 0755);
+	put_stat("77", "77 (a) b (c) S 1 77 77 0 -1 4194560 100 0 0 0 31 12 0 0 20 0 1 0 "
+		 "987654 1000 200 18446744073709551615 1 1 0 0 0\n");
+	assert_int_equal(mr_proc_stat_read(77, &st), 0);
+	assert_int_equal(st.state, 'S');
+	assert_int_equal(st.utime_ticks, 31);
+	assert_int_equal(st.stime_ticks, 12);
+	assert_int_equal(st.starttime_ticks, 987654);
+	assert_true(mr_proc_alive(77));
+	assert_int_equal(mr_proc_starttime(77, &t), 0);
+	assert_int_equal(t, 987654);
+	assert_int_equal(mr_proc_same(77, 987654), 0);
+	assert_int_equal(mr_proc_same(77, 987653), -ESRCH);
+	assert_non_null(strstr(mr_last_error(), "another process"));
+	put_stat("78", "78 (z) Z 1 78 78 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0\n");
+	assert_false(mr_proc_alive(78));
+	assert_int_equal(mr_proc_same(78, 5), -ESRCH);
+	assert_int_equal(mr_proc_stat_read(79, &st), -ESRCH);
+	assert_false(mr_proc_alive(79));
+	put_stat("80", "80 (short) R 1 80\n");
+	assert_int_equal(mr_proc_stat_read(80, &st), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -214,6 +313,9 @@ int main(void)
 		cmocka_unit_test(test_root_write_needs_apply),
 		cmocka_unit_test(test_root_read_error_is_reported),
 		cmocka_unit_test(test_root_set_rejects_missing_dir),
+		cmocka_unit_test(test_root_set_rejects_empty),
+		cmocka_unit_test(test_error_wrap),
+		cmocka_unit_test(test_proc_stat),
 	};
 
 	return cmocka_run_group_tests(tests, setup_root, teardown_root);
