@@ -141,3 +141,82 @@ char *mr_format_size(uint64_t bytes, char *buf, size_t len)
 	}
 	return buf;
 }
+
+int mr_parse_duration_us(const char *s, uint64_t bare_unit_us, uint64_t *out_us)
+{
+	static const struct {
+		const char *suffix;
+		uint64_t us;
+	} units[] = {
+		{ "us", 1 }, { "usec", 1 },
+		{ "ms", 1000 }, { "msec", 1000 },
+		{ "s", 1000000 }, { "sec", 1000000 },
+		{ "m", 60000000 }, { "min", 60000000 },
+		{ "h", UINT64_C(3600000000) },
+		{ "d", UINT64_C(86400000000) },
+	};
+	uint64_t whole = 0, unit = 0, frac_num = 0, frac_den = 1, v;
+	const char *p = s;
+	size_t i;
+
+	if (!s || !isdigit((unsigned char)*p))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*p); p++)
+		if (!mr_mul_u64(whole, 10, &whole) || !mr_add_u64(whole, (uint64_t)(*p - '0'), &whole))
+			return -ERANGE;
+	if (*p == '.') {
+		if (!isdigit((unsigned char)*++p))
+			return -EINVAL;
+		for (; isdigit((unsigned char)*p); p++) {
+			if (frac_den >= UINT64_C(1000000000000))
+				return -EINVAL;	/* finer than any unit makes whole */
+			frac_num = frac_num * 10 + (uint64_t)(*p - '0');
+			frac_den *= 10;
+		}
+	}
+	if (!*p) {
+		unit = bare_unit_us;
+	} else {
+		for (i = 0; i < MR_ARRAY_SIZE(units); i++)
+			if (strcmp(p, units[i].suffix) == 0)
+				unit = units[i].us;
+		if (!unit)
+			return -EINVAL;
+	}
+	if (!unit)
+		return -EINVAL;
+	if (!mr_mul_u64(whole, unit, &v))
+		return -ERANGE;
+	/* the fraction must come out whole: "1.5ms" is 1500 us, "1.0005ms" is not */
+	if ((frac_num * unit) % frac_den)
+		return -EINVAL;
+	if (!mr_add_u64(v, frac_num * unit / frac_den, &v))
+		return -ERANGE;
+	*out_us = v;
+	return 0;
+}
+
+char *mr_format_duration(uint64_t us, char *buf, size_t len)
+{
+	static const struct {
+		const char *name;
+		uint64_t us;
+	} units[] = {
+		{ "h", UINT64_C(3600000000) }, { "min", 60000000 }, { "s", 1000000 },
+		{ "ms", 1000 },
+	};
+	size_t i;
+
+	for (i = 0; i < MR_ARRAY_SIZE(units); i++) {
+		if (us < units[i].us)
+			continue;
+		if (us % units[i].us == 0)
+			snprintf(buf, len, "%" PRIu64 " %s", us / units[i].us, units[i].name);
+		else
+			snprintf(buf, len, "%.1f %s", (double)us / (double)units[i].us,
+				 units[i].name);
+		return buf;
+	}
+	snprintf(buf, len, "%" PRIu64 " us", us);
+	return buf;
+}

@@ -52,6 +52,18 @@ int mr_parse_u64(const char *s, uint64_t *out);
  */
 int mr_parse_size(const char *s, uint64_t *out_bytes);
 
+/*
+ * Duration with a unit: "500us", "5ms", "0.5s", "2m", "1h", "1d" (also "usec", "msec",
+ * "sec", "min"; as damo and systemd write them), into microseconds. A bare number is
+ * read in @bare_unit_us microseconds (1 for a microsecond field kept for old command
+ * lines, 1000000 for seconds); 0 there means a unit is required. Fractions are
+ * allowed where the result is a whole microsecond. 0, -EINVAL or -ERANGE.
+ */
+int mr_parse_duration_us(const char *s, uint64_t bare_unit_us, uint64_t *out_us);
+
+/* "5 ms", "1.5 s", "2 min", "250 us": the largest unit that keeps one decimal. */
+char *mr_format_duration(uint64_t us, char *buf, size_t len);
+
 /* "512 MiB", "1.5 GiB", "4096 B": exact when the value is a whole unit. */
 char *mr_format_size(uint64_t bytes, char *buf, size_t len);
 

@@ -102,6 +102,64 @@ static void test_parse_u64(void **state)
 	assert_int_equal(mr_parse_u64("0b1", &v), -EINVAL);
 }
 
+static void test_parse_duration(void **state)
+{
+	static const struct {
+		const char *in;
+		uint64_t bare_unit_us;
+		int ret;
+		uint64_t out_us;
+	} cases[] = {
+		{ "5ms", 0, 0, 5000 },
+		{ "100ms", 0, 0, 100000 },
+		{ "1s", 0, 0, 1000000 },
+		{ "0.5s", 0, 0, 500000 },
+		{ "2m", 0, 0, 120000000 },
+		{ "2min", 0, 0, 120000000 },
+		{ "1h", 0, 0, 3600000000ull },
+		{ "1d", 0, 0, 86400000000ull },
+		{ "250us", 0, 0, 250 },
+		{ "1.5ms", 0, 0, 1500 },
+		{ "1.0005ms", 0, -EINVAL, 0 },	/* half a microsecond */
+		{ "5000", 1, 0, 5000 },		/* a bare number in the caller's unit */
+		{ "3", 1000000, 0, 3000000 },
+		{ "0.25", 1000000, 0, 250000 },
+		{ "5", 0, -EINVAL, 0 },		/* a unit is required */
+		{ "5 ms", 0, -EINVAL, 0 },
+		{ "5MS", 0, -EINVAL, 0 },
+		{ "ms", 0, -EINVAL, 0 },
+		{ "-1s", 0, -EINVAL, 0 },
+		{ "1.s", 0, -EINVAL, 0 },
+		{ "5x", 0, -EINVAL, 0 },
+		{ "", 1, -EINVAL, 0 },
+		{ "213503983d", 0, -ERANGE, 0 },	/* > 2^64 us */
+		{ "213503982d", 0, 0, 18446744044800000000ull },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t v = 12345;
+		int ret = mr_parse_duration_us(cases[i].in, cases[i].bare_unit_us, &v);
+
+		if (ret != cases[i].ret || (!ret && v != cases[i].out_us))
+			fail_msg("'%s' (bare %llu): got %d, %llu", cases[i].in,
+				 (unsigned long long)cases[i].bare_unit_us, ret, (unsigned long long)v);
+	}
+}
+
+static void test_format_duration(void **state)
+{
+	char buf[32];
+
+	(void)state;
+	assert_string_equal(mr_format_duration(5000, buf, sizeof(buf)), "5 ms");
+	assert_string_equal(mr_format_duration(1500000, buf, sizeof(buf)), "1.5 s");
+	assert_string_equal(mr_format_duration(120000000, buf, sizeof(buf)), "2 min");
+	assert_string_equal(mr_format_duration(250, buf, sizeof(buf)), "250 us");
+	assert_string_equal(mr_format_duration(0, buf, sizeof(buf)), "0 us");
+}
+
 static void test_format_size(void **state)
 {
 	char buf[32];
@@ -308,6 +366,8 @@ int main(void)
 		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_parse_u64),
 		cmocka_unit_test(test_format_size),
+		cmocka_unit_test(test_parse_duration),
+		cmocka_unit_test(test_format_duration),
 		cmocka_unit_test(test_root_reads_under_dir),
 		cmocka_unit_test(test_root_refuses_writes_under_fixture),
 		cmocka_unit_test(test_root_write_needs_apply),
