@@ -29,6 +29,16 @@ int mr_cli_fail(const char *fmt, ...) MR_PRINTF(1, 2);
 void mr_cli_warn(const char *fmt, ...) MR_PRINTF(1, 2);
 /* "memregctl CMD: <msg>\nTry 'memregctl help CMD'.\n"; returns MR_EXIT_USAGE. */
 int mr_cli_usage(const char *cmd, const char *fmt, ...) MR_PRINTF(2, 3);
+/*
+ * getopt_long for every command, with one error line instead of getopt's own
+ * message and ours: on a bad option (unknown, missing or unexpected argument)
+ * prints "memregctl CMD: unknown option '--x'" and the hint, then returns '?': the
+ * caller's default case returns MR_EXIT_USAGE. A new @argv starts the scan afresh,
+ * so callers need not reset optind. @shortopts as getopt's ("+" first to stop at
+ * the first non-option, for commands that run a COMMAND).
+ */
+struct option;
+int mr_cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts);
 /* Print a JSON document (pretty, with a newline) on stdout. */
 void mr_cli_print_json(struct json_object *obj);
 /* fflush + ferror + fclose of stdout: a full disk or closed pipe is an error.

@@ -193,8 +193,7 @@ int mr_cmd_alloc_stats(int argc, char **argv)
 	size_t len;
 	int c, rc;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = mr_cli_getopt(argc, argv, "h", opts)) != -1) {
 		switch (c) {
 		case 'r':
 			if (mr_root_set(optarg))
@@ -213,7 +212,7 @@ int mr_cmd_alloc_stats(int argc, char **argv)
 			usage(stdout);
 			return mr_cli_finish(MR_EXIT_OK);
 		default:
-			return mr_cli_usage(argv[0], "bad option");
+			return MR_EXIT_USAGE;
 		}
 	}
 	if (file) {

@@ -147,8 +147,7 @@ int mr_cmd_move(int argc, char **argv)
 	uint64_t v;
 	int c, ret;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+	while ((c = mr_cli_getopt(argc, argv, "h", options)) != -1) {
 		switch (c) {
 		case 't': to = optarg; break;
 		case 'R':
@@ -169,7 +168,7 @@ int mr_cmd_move(int argc, char **argv)
 			usage(stdout);
 			return mr_cli_finish(MR_EXIT_OK);
 		default:
-			return mr_cli_usage("move", "bad option");
+			return MR_EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1)

@@ -45,8 +45,7 @@ int mr_cmd_offline(int argc, char **argv)
 	char sz[32];
 	int c, ret;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+	while ((c = mr_cli_getopt(argc, argv, "h", options)) != -1) {
 		switch (c) {
 		case 'a': apply = true; break;
 		case 't':
@@ -59,7 +58,7 @@ int mr_cmd_offline(int argc, char **argv)
 			usage(stdout);
 			return mr_cli_finish(MR_EXIT_OK);
 		default:
-			return mr_cli_usage("offline", "bad option");
+			return MR_EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1)

@@ -42,8 +42,7 @@ int mr_cmd_online(int argc, char **argv)
 	char what[64];
 	int c, ret;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+	while ((c = mr_cli_getopt(argc, argv, "h", options)) != -1) {
 		switch (c) {
 		case 'R': restore = true; break;
 		case 'a': apply = true; break;
@@ -53,7 +52,7 @@ int mr_cmd_online(int argc, char **argv)
 			usage(stdout);
 			return mr_cli_finish(MR_EXIT_OK);
 		default:
-			return mr_cli_usage("online", "bad option");
+			return MR_EXIT_USAGE;
 		}
 	}
 	if (restore ? optind != argc : optind != argc - 1)

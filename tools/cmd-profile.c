@@ -115,8 +115,7 @@ int mr_cmd_profile(int argc, char **argv)
 	FILE *f;
 	int c, err;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "s:o:t:h", opts, NULL)) != -1) {
+	while ((c = mr_cli_getopt(argc, argv, "s:o:t:h", opts)) != -1) {
 		switch (c) {
 		case 's':
 			map_path = optarg;
@@ -136,7 +135,7 @@ int mr_cmd_profile(int argc, char **argv)
 			usage(stdout);
 			return mr_cli_finish(0);
 		default:
-			return mr_cli_usage("profile", "see --help");
+			return MR_EXIT_USAGE;
 		}
 	}
 	if (optind + 1 != argc)

@@ -267,9 +267,7 @@ int mr_cmd_regions(int argc, char **argv)
 	bool json = false;
 	int c;
 
-	optind = 1;
-	opterr = 0;	/* one message, ours */
-	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+	while ((c = mr_cli_getopt(argc, argv, "h", options)) != -1) {
 		switch (c) {
 		case 'r':
 			root = optarg;
@@ -297,14 +295,7 @@ int mr_cmd_regions(int argc, char **argv)
 			usage(stdout);
 			return mr_cli_finish(MR_EXIT_OK);
 		default:
-			/* optopt: 0 for an unknown long option, the option's value when
-			 * its argument is missing, the letter for an unknown short one. */
-			if (!optopt)
-				return mr_cli_usage("regions", "unknown option '%s'", argv[optind - 1]);
-			if (strchr("rmsz", optopt))
-				return mr_cli_usage("regions", "option '%s' needs an argument",
-						    argv[optind - 1]);
-			return mr_cli_usage("regions", "unknown option '-%c'", optopt);
+			return MR_EXIT_USAGE;
 		}
 	}
 	if (optind < argc)

@@ -102,8 +102,7 @@ int mr_cmd_where(int argc, char **argv)
 	bool json = false;
 	int c, pid;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+	while ((c = mr_cli_getopt(argc, argv, "h", options)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
 		case 'r': root = optarg; break;
@@ -112,7 +111,7 @@ int mr_cmd_where(int argc, char **argv)
 			usage(stdout);
 			return mr_cli_finish(MR_EXIT_OK);
 		default:
-			return mr_cli_usage("where", "bad option");
+			return MR_EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1)

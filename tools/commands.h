@@ -14,3 +14,4 @@ MR_CMD(report, "heatmaps, working-set sizes and per-region access rates of a rec
 MR_CMD(profile, "learn hot and cold allocation sites (MEMREG_PROFILE) from a record and a site map")
 MR_CMD(energy, "DRAM energy of a command, per socket and per region (RAPL or the model)")
 MR_CMD2(alloc_stats, "alloc-stats", "show the live stats of a process running under libmemreg.so")
+MR_CMD(version, "print memregctl's version")
