@@ -25,9 +25,9 @@ tests_lab_progs_mr_time_SOURCES = tests/lab/progs/mr-time.c
 endif
 EXTRA_DIST += bench/lab-move.sh bench/lab-move-guest.sh
 if ENABLE_TESTS
-TESTS += tests/unit/placement-cli.sh
+TESTS += tests/unit/placement-cli.sh tests/unit/where-cli.sh
 endif
-EXTRA_DIST += tests/unit/placement-cli.sh
+EXTRA_DIST += tests/unit/placement-cli.sh tests/unit/where-cli.sh
 if ENABLE_TESTS
 noinst_PROGRAMS += tests/lab/progs/mr-runas
 tests_lab_progs_mr_runas_SOURCES = tests/lab/progs/mr-runas.c
