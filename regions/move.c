@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/proc.h"
 #include "common/root.h"
 #include "common/sys.h"
 #include "common/util.h"
@@ -127,11 +128,11 @@ static int do_batch(const struct mr_move_opts *o, struct batch *b, struct mr_mov
 int mr_move_pid(const struct mr_move_opts *opts, struct mr_move_stats *st)
 {
 	struct mr_move_opts o = *opts;
-	char path[64], line[4096];
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	struct mr_mapping *maps = NULL, *m;
 	struct batch b = { 0 };
+	size_t nr_maps = 0;
 	int ret = 0;
-	FILE *f;
 
 	memset(st, 0, sizeof(*st));
 	st->page_bytes = page;
@@ -151,24 +152,17 @@ int mr_move_pid(const struct mr_move_opts *opts, struct mr_move_stats *st)
 		ret = mr_error(-ENOMEM, "out of memory");
 		goto out;
 	}
-	mr_pathf(path, sizeof(path), "/proc/%d/maps", o.pid);
-	f = mr_root_fopen(path, "r");
-	if (!f) {
-		ret = -errno;
+	ret = mr_proc_maps_read(o.pid, &maps, &nr_maps);
+	if (ret)
 		goto out;
-	}
-	while (!ret && fgets(line, sizeof(line), f)) {
-		unsigned long long s, e;
-		uint64_t a, lo, hi;
+	for (m = maps; !ret && m < maps + nr_maps; m++) {
+		uint64_t a, lo = m->start, hi = m->end;
 
-		if (sscanf(line, "%llx-%llx", &s, &e) != 2 || e < s) {
-			ret = mr_error(-EINVAL, "%s: malformed line '%.60s'", path, line);
-			break;
-		}
-		if (strstr(line, "[vsyscall]") || strstr(line, "[vvar]"))
-			continue;	/* no struct pages to move */
-		lo = s;
-		hi = e;
+		/* no struct pages to move in the kernel's own mappings; nothing is ever
+		 * populated in a PROT_NONE reservation (a 256 GiB arena would be walked
+		 * page by page for nothing) */
+		if (mr_mapping_is_special(m) || mr_mapping_is_prot_none(m))
+			continue;
 		if (o.start || o.end) {
 			lo = lo > o.start ? lo : o.start & ~(page - 1);
 			hi = hi < o.end ? hi : o.end;
@@ -183,8 +177,8 @@ int mr_move_pid(const struct mr_move_opts *opts, struct mr_move_stats *st)
 	}
 	if (!ret && b.n)
 		ret = do_batch(&o, &b, st);
-	fclose(f);
 out:
+	free(maps);
 	free(b.pages);
 	free(b.nodes);
 	free(b.status);

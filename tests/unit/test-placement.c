@@ -280,7 +280,9 @@ static void test_move_accounting(void **state)
 	struct mr_move_stats st;
 
 	(void)state;
+	/* a 1 GiB PROT_NONE reservation holds nothing to move: not one of the pages */
 	puts_file("proc/7/maps", "00010000-00018000 rw-p 00000000 00:00 0 \n"
+		  "00018000-40018000 ---p 00000000 00:00 0 \n"
 		  "7fff00000000-7fff00001000 r--p 00000000 00:00 0 [vvar]\n");
 	memset(busy_seen, 0, sizeof(busy_seen));
 	move_calls = query_calls = 0;

@@ -360,6 +360,54 @@ static void test_proc_stat(void **state)
 	assert_int_equal(mr_proc_stat_read(80, &st), -EINVAL);
 }
 
+/* /proc/PID/maps: names with spaces kept whole, anonymous mappings nameless,
+ * PROT_NONE and the kernel's own mappings recognised, bad lines refused. */
+static void test_proc_maps(void **state)
+{
+	struct mr_mapping *m;
+	char path[PATH_MAX];
+	size_t nr;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/proc/90", fixture_dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/proc/90/maps", fixture_dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("55d0c0000000-55d0c0001000 r--p 00000000 08:01 1234  /usr/bin/my prog\n"
+	      "55d0c0001000-55d0c0002000 ---p 00000000 00:00 0 \n"
+	      "7f0000000000-7f0000100000 rw-p 00000000 00:00 0\n"
+	      "7ffd00000000-7ffd00002000 r-xp 00000000 00:00 0                  [vdso]\n"
+	      "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0  [vsyscall]\n", f);
+	fclose(f);
+	assert_int_equal(mr_proc_maps_read(90, &m, &nr), 0);
+	assert_int_equal(nr, 5);
+	assert_true(m[0].start == 0x55d0c0000000ull && m[0].end == 0x55d0c0001000ull);
+	assert_string_equal(m[0].perms, "r--p");
+	assert_string_equal(m[0].name, "/usr/bin/my prog");
+	assert_true(mr_mapping_is_prot_none(&m[1]));
+	assert_false(mr_mapping_is_prot_none(&m[2]));
+	assert_string_equal(m[2].name, "");
+	assert_true(mr_mapping_is_special(&m[3]));
+	assert_true(mr_mapping_is_special(&m[4]));
+	assert_false(mr_mapping_is_special(&m[0]));
+	free(m);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("7f0000100000-7f0000200000 rw-p 00000000 00:00 0\n"
+	      "7f0000000000-7f0000100000 rw-p 00000000 00:00 0\n", f);
+	fclose(f);
+	assert_int_equal(mr_proc_maps_read(90, &m, &nr), -EINVAL);
+	assert_non_null(strstr(mr_last_error(), "out of order"));
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("7f0000100000 rw-p\n", f);
+	fclose(f);
+	assert_int_equal(mr_proc_maps_read(90, &m, &nr), -EINVAL);
+	assert_int_equal(mr_proc_maps_read(91, &m, &nr), -ESRCH);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -376,6 +424,7 @@ int main(void)
 		cmocka_unit_test(test_root_set_rejects_empty),
 		cmocka_unit_test(test_error_wrap),
 		cmocka_unit_test(test_proc_stat),
+		cmocka_unit_test(test_proc_maps),
 	};
 
 	return cmocka_run_group_tests(tests, setup_root, teardown_root);
