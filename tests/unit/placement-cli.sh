@@ -43,8 +43,8 @@ printf 'memory130\nnot-a-block\n' >"$tmp/state/offline.state"
 expect 1 'offline.state:2: not a memory block' "$ctl" online --restore --root "$fix"
 [ "$(snap)" = "$before" ] || fail "the fixture's memory blocks changed"
 
-expect 2 'give one PID' "$ctl" where
-expect 2 "bad PID 'abc'" "$ctl" where abc
+expect 2 'give one PID or PATTERN' "$ctl" where
+expect 2 "bad PID '0'" "$ctl" where 0
 expect 2 '--to REGION is required' "$ctl" move 1
 expect 2 '--range: bad range' "$ctl" move 1 --to 0 --range 0x5000-0x3000
 expect 2 'give one REGION, or --restore' "$ctl" online
