@@ -253,26 +253,25 @@ long mr_root_pread(int fd, void *buf, size_t len, uint64_t off)
 	return r < 0 ? -errno : r;
 }
 
-/* The guard of every kernel-state change: -EROFS under a fixture root, -EPERM without
- * --apply, else 0. @op names the change ("write"), @done its past participle. */
-static int may_change(const char *linux_path, bool apply, const char *op, const char *done)
+int mr_root_may_change(const char *what, bool apply)
 {
 	if (mr_root_is_fixture())
-		return mr_error(-EROFS, "%s: refusing to %s under fixture root %s", linux_path,
-				op, mr_root_dir);
+		return mr_error(-EROFS, "refusing to %s under fixture root %s", what, mr_root_dir);
 	if (!apply)
-		return mr_error(-EPERM, "%s: not %s: this changes the kernel's state, "
-				"pass --apply to do it", linux_path, done);
+		return mr_error(-EPERM, "did not %s: it changes the kernel's state; pass --apply "
+				"to do it", what);
 	return 0;
 }
 
 int mr_root_write_str(const char *linux_path, const char *s, bool apply)
 {
 	size_t n = strlen(s), done = 0;
+	char what[PATH_MAX + 16];
 	ssize_t r;
 	int fd, ret;
 
-	ret = may_change(linux_path, apply, "write", "written");
+	snprintf(what, sizeof(what), "write %s", linux_path);
+	ret = mr_root_may_change(what, apply);
 	if (ret)
 		return ret;
 	fd = mr_root_open(linux_path, O_WRONLY);
@@ -297,10 +296,11 @@ int mr_root_write_str(const char *linux_path, const char *s, bool apply)
 
 static int dir_op(const char *linux_path, bool apply, bool make)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], what[PATH_MAX + 16];
 	int ret;
 
-	ret = may_change(linux_path, apply, make ? "mkdir" : "rmdir", make ? "created" : "removed");
+	snprintf(what, sizeof(what), "%s %s", make ? "create" : "remove", linux_path);
+	ret = mr_root_may_change(what, apply);
 	if (ret)
 		return ret;
 	ret = mr_root_path(path, sizeof(path), linux_path);

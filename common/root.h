@@ -50,6 +50,15 @@ int mr_root_read_u64(const char *linux_path, uint64_t *val);
 /* Bytes at @off, for binary files such as /proc/kpageflags; returns bytes read or -errno. */
 long mr_root_pread(int fd, void *buf, size_t len, uint64_t off);
 
+/*
+ * The one guard of every change to the kernel's state ("may this change the
+ * kernel"): -EROFS under a fixture root, whatever @apply says; -EPERM unless @apply
+ * (the command's --apply, or consent such as a process memreg started itself);
+ * else 0. @what is the change as a verb phrase ("change memory blocks"), for the
+ * message: "refusing to change memory blocks under fixture root DIR".
+ */
+int mr_root_may_change(const char *what, bool apply);
+
 /* Write @s to a file: -EROFS under a fixture root; -EPERM unless @apply (the
  * command's --apply) was given. On success the write is complete or -errno. */
 int mr_root_write_str(const char *linux_path, const char *s, bool apply);

@@ -293,11 +293,8 @@ int mr_block_state_prune(bool apply)
 	char state[32];
 	int ret;
 
-	if (mr_root_is_fixture())
-		return mr_error(-EROFS, "refusing to change the state file under fixture root %s",
-				mr_root_get());
-	if (!apply)
-		return mr_error(-EPERM, "not done: pruning the state file needs --apply");
+	if ((ret = mr_root_may_change("change the state file", apply)))
+		return ret;
 	if ((ret = state_read(&blocks, &nr)))
 		return ret;
 	for (i = j = 0; i < nr; i++) {
@@ -390,11 +387,9 @@ int mr_block_plan_apply(const struct mr_block_plan *plan, uint64_t timeout_ns, b
 	res->failed_block = UINT64_MAX;
 	if (!ops)
 		ops = &sysfs_ops;
-	if (mr_root_is_fixture())
-		return mr_error(-EROFS, "refusing to change memory blocks under fixture root %s",
-				mr_root_get());
-	if (!apply)
-		return mr_error(-EPERM, "not done: changing memory blocks needs --apply");
+	ret = mr_root_may_change("change memory blocks", apply);
+	if (ret)
+		return ret;
 
 	if (plan->action == MR_BLOCK_ONLINE) {
 		for (i = 0; i < plan->nr_blocks; i++) {

@@ -184,9 +184,10 @@ int mr_cmd_move(int argc, char **argv)
 		return mr_cli_fail("region %s is on no single NUMA node: move_pages needs one", to);
 	}
 	o.node = r->node;
-	if (o.apply && mr_root_is_fixture()) {
+	/* without --apply move only asks where the pages are */
+	if (o.apply && mr_root_may_change("move pages", true)) {
 		mr_region_map_destroy(&map);
-		return mr_cli_fail("refusing to move pages under fixture root %s", mr_root_get());
+		return mr_cli_fail("%s", mr_last_error());
 	}
 	if (mr_numa_balancing_on())
 		mr_cli_warn("automatic NUMA balancing is on (/proc/sys/kernel/numa_balancing): "
