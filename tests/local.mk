@@ -18,3 +18,8 @@ EXTRA_DIST += tests/fixtures
 if ENABLE_TESTS
 tests/monitor/wss-stairs.log tests/monitor/wss-zigzag.log: $(MR_LAB_TESTS:.lab=.log)
 endif
+
+if ENABLE_TESTS
+TESTS += tests/unit/cli-errors.sh
+endif
+EXTRA_DIST += tests/unit/cli-errors.sh

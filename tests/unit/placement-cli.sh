@@ -14,48 +14,97 @@ MEMREG_STATE_DIR=$tmp/state
 export MEMREG_STATE_DIR
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-# expect STATUS PATTERN CMD...: exit status and a line of output (stdout+stderr).
+nl='
+'
+# expect STATUS STDOUT STDERR CMD...: the exit status and the whole of stdout and
+# stderr (each compared line for line; "" for nothing).
 expect() {
-	want=$1 pat=$2
-	shift 2
-	"$@" >"$tmp/out" 2>&1
+	want=$1 want_out=$2 want_err=$3
+	shift 3
+	"$@" >"$tmp/out" 2>"$tmp/err"
 	got=$?
-	[ "$got" -eq "$want" ] || fail "$*: exit $got, expected $want: $(cat "$tmp/out")"
-	grep -q -e "$pat" "$tmp/out" || fail "$*: no '$pat' in: $(cat "$tmp/out")"
+	shift
+	set -- memregctl "$@"	# the messages name the command, not the build path
+	if [ "$got" -ne "$want" ]; then
+		fail "$*: exit $got, expected $want: $(cat "$tmp/out" "$tmp/err")"
+	elif [ "$(cat "$tmp/out")" != "$want_out" ]; then
+		fail "$*: stdout is:$nl$(cat "$tmp/out")${nl}expected:$nl$want_out"
+	elif [ "$(cat "$tmp/err")" != "$want_err" ]; then
+		fail "$*: stderr is:$nl$(cat "$tmp/err")${nl}expected:$nl$want_err"
+	else
+		echo "ok: $*: exit $got"
+	fi
 }
-snap() { find "$fix/sys/devices/system/memory" -type f -exec cat {} + | cksum; }
-before=$(snap)
+# usage CMD ARGS... MESSAGE: exit 2, the message and the help hint on stderr.
+usage() {
+	cmd=$1 msg=$2
+	shift 2
+	expect 2 "" "memregctl $cmd: $msg${nl}Try 'memregctl help $cmd'." "$ctl" "$cmd" "$@"
+}
+snap() { find "$1/sys/devices/system/memory" -type f -exec cat {} + | cksum; }
 
-expect 0 'would offline 32 blocks' "$ctl" offline 1 --root "$fix"
-expect 0 'pass --apply' "$ctl" offline 1 --root "$fix"
-expect 1 'refusing to change memory blocks under fixture root' "$ctl" offline 1 --root "$fix" --apply
-expect 1 'memory0 of region 0 is in zone none, not Movable' "$ctl" offline 0 --root "$fix" --apply
-expect 0 'no block to bring online' "$ctl" online 1 --root "$fix" --apply
-expect 1 'no region 7' "$ctl" offline 7 --root "$fix"
-expect 1 "bad region 'x'" "$ctl" offline x --root "$fix"
+# A copy of the fixture with one block of region 1 offline, so that `online` has
+# something to do and reaches the fixture-root refusal (on the fixture itself every
+# block is online: nothing to do, exit 0, before any check of the root).
+off=$tmp/cxl-offline
+cp -R "$fix" "$off"
+echo offline >"$off/sys/devices/system/memory/memory130/state"
+before=$(snap "$fix") before_off=$(snap "$off")
+
+blocks=$(i=128; while [ $i -le 159 ]; do printf ' memory%d' $i; i=$((i + 1)); done)
+plan="region 1 (node 1): would offline 32 blocks (4 GiB):$blocks${nl}nothing changed: pass --apply to do it"
+expect 0 "$plan" "" "$ctl" offline 1 --root "$fix"
+expect 1 "" "memregctl: region 1: refusing to change memory blocks under fixture root $fix" \
+	"$ctl" offline 1 --root "$fix" --apply
+expect 1 "" "memregctl: memory0 of region 0 is in zone none, not Movable: it may hold unmovable pages; refusing to offline the region" \
+	"$ctl" offline 0 --root "$fix" --apply
+expect 0 "region 1: no block to bring online (32 already online)" "" \
+	"$ctl" online 1 --root "$fix" --apply
+expect 0 "region 1: would online 1 blocks: memory130${nl}nothing changed: pass --apply to do it" "" \
+	"$ctl" online 1 --root "$off"
+expect 1 "" "memregctl: region 1: refusing to change memory blocks under fixture root $off (0 of 1 blocks online)" \
+	"$ctl" online 1 --root "$off" --apply
+expect 1 "" "memregctl: no region 7: this machine has regions 0-1 (memregctl regions)" \
+	"$ctl" offline 7 --root "$fix"
+expect 1 "" "memregctl: bad region 'x': give a region id from \`memregctl regions\`" \
+	"$ctl" offline x --root "$fix"
 [ ! -e "$tmp/state" ] || fail "a refused or planned offline wrote the state directory"
 mkdir -p "$tmp/state"
-printf 'memory130\n' >"$tmp/state/offline.state"
-expect 0 'no block to bring online' "$ctl" online --restore --root "$fix"
-expect 1 'refusing to change the state file under fixture root' "$ctl" online --restore --root "$fix" --apply
-grep -qx memory130 "$tmp/state/offline.state" || fail "the state file changed under a fixture root"
-printf 'memory130\nnot-a-block\n' >"$tmp/state/offline.state"
-expect 1 'offline.state:2: not a memory block' "$ctl" online --restore --root "$fix"
-[ "$(snap)" = "$before" ] || fail "the fixture's memory blocks changed"
+state=$tmp/state/offline.state
+printf 'memory130\n' >"$state"
+expect 0 "state file $state: no block to bring online (1 already online)" "" \
+	"$ctl" online --restore --root "$fix"
+expect 1 "" "memregctl: refusing to change the state file under fixture root $fix" \
+	"$ctl" online --restore --root "$fix" --apply
+expect 0 "state file $state: would online 1 blocks: memory130${nl}nothing changed: pass --apply to do it" "" \
+	"$ctl" online --restore --root "$off"
+expect 1 "" "memregctl: refusing to change the state file under fixture root $off" \
+	"$ctl" online --restore --root "$off" --apply
+[ "$(cat "$state")" = memory130 ] || fail "the state file changed under a fixture root: $(cat "$state")"
+printf 'memory130\nnot-a-block\n' >"$state"
+expect 1 "" "memregctl: $state:2: not a memory block: 'not-a-block'" \
+	"$ctl" online --restore --root "$fix"
+[ "$(snap "$fix")" = "$before" ] || fail "the fixture's memory blocks changed"
+[ "$(snap "$off")" = "$before_off" ] || fail "the copied fixture's memory blocks changed"
 
-expect 2 'give one PID or PATTERN' "$ctl" where
-expect 2 "bad PID '0'" "$ctl" where 0
-expect 2 '--to REGION is required' "$ctl" move 1
-expect 2 '--range: bad range' "$ctl" move 1 --to 0 --range 0x5000-0x3000
-expect 2 'give one REGION, or --restore' "$ctl" online
-expect 2 '--timeout: bad seconds' "$ctl" offline 1 --timeout 0
-expect 1 '/proc/999999999/maps' "$ctl" where 999999999 --root "$fix"
-expect 1 'refusing to move pages under fixture root' "$ctl" move 1 --to 1 --root "$fix" --apply
+usage where 'give one PID or PATTERN'
+usage where "bad PID '0'" 0
+usage move '--to REGION is required' 1
+usage move "--range: bad range '0x5000-0x3000' (START-END, START < END)" 1 --to 0 --range 0x5000-0x3000
+usage online 'give one REGION, or --restore'
+usage offline "--timeout: bad seconds '0'" 1 --timeout 0
+expect 1 "" "memregctl: $fix/proc/999999999/maps: No such file or directory" \
+	"$ctl" where 999999999 --root "$fix"
+expect 1 "" "memregctl: refusing to move pages under fixture root $fix" \
+	"$ctl" move 1 --to 0 --root "$fix" --apply
 
 # This machine, read-only: where a live process's pages are.
 sleep 30 &
 pid=$!
-expect 0 '"source":' "$ctl" where "$pid" --json
+"$ctl" where "$pid" --json >"$tmp/out" 2>"$tmp/err"
+status=$?
+[ $status -eq 0 ] && [ ! -s "$tmp/err" ] || fail "where $pid: exit $status: $(cat "$tmp/err")"
+grep -q '"source":' "$tmp/out" || fail "where $pid: no source: $(cat "$tmp/out")"
 grep -q '"total_bytes":[1-9]' "$tmp/out" || fail "where $pid counted no bytes: $(cat "$tmp/out")"
 kill "$pid"
 [ "$fails" -eq 0 ]

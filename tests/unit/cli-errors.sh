@@ -1,0 +1,120 @@
+#!/bin/sh
+# One failing invocation of every memregctl command `memregctl help` lists: exit 1,
+# nothing on stdout, the whole stderr as expected, and no message repeating its own
+# context ("x: x: ...", as 'memregctl: prof.rec: prof.rec: ds no snapshot' did).
+# A command added to `memregctl help` without a case here fails the test.
+set -u
+b=${top_builddir:-.}
+ctl=$b/tools/memregctl
+fix=$b/tests/fixtures/cxl-cpuless
+[ -d "$fix/sys/devices/system/memory" ] || { echo "SKIP: fixture $fix not built"; exit 77; }
+command -v gzip >/dev/null || { echo "SKIP: no gzip (it computes a record's CRC-32)"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+MEMREG_STATE_DIR=$tmp/state
+export MEMREG_STATE_DIR
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+nl='
+'
+
+# repeated FILE: the lines of FILE in which a context is repeated right after itself
+# ("a: b: a: b: c" or "a: a: c"), split at ": ".
+repeated() {
+	awk '{
+		n = split($0, s, /: /)
+		for (k = 1; 2 * k <= n; k++)
+			for (i = 1; i + 2 * k - 1 <= n; i++) {
+				same = 1
+				for (j = 0; j < k && same; j++)
+					if (s[i + j] != s[i + k + j])
+						same = 0
+				if (same) { print; next }
+			}
+	}' "$1"
+}
+
+# fails_with COMMAND STDERR ARGS...: memregctl COMMAND ARGS... exits 1 with nothing on
+# stdout and exactly STDERR on stderr.
+tested=
+fails_with() {
+	cmd=$1 want=$2
+	shift 2
+	tested="$tested $cmd "
+	"$ctl" "$cmd" "$@" >"$tmp/out" 2>"$tmp/err"
+	status=$?
+	what="memregctl $cmd $*"
+	if [ $status -ne 1 ]; then
+		fail "$what: exit status $status, expected 1: $(cat "$tmp/err")"
+	elif [ -s "$tmp/out" ]; then
+		fail "$what: wrote to stdout: $(cat "$tmp/out")"
+	elif [ "$(cat "$tmp/err"; echo .)" != "$want$nl." ]; then
+		fail "$what: stderr is:$nl$(cat "$tmp/err")${nl}expected:$nl$want"
+	elif [ -n "$(repeated "$tmp/err")" ]; then
+		fail "$what: a context repeats itself: $(repeated "$tmp/err")"
+	else
+		echo "ok: $what: $want"
+	fi
+}
+
+# The checker itself: it must catch the two garbled messages of the trust issue.
+printf '%s\n' 'memregctl: prof.rec: prof.rec: ds no snapshot' \
+	'refs: self-test: refs: self-test: _refs: refusing to run' \
+	'memregctl: root /x: No such file or directory' >"$tmp/garbled"
+[ "$(repeated "$tmp/garbled" | wc -l)" -eq 2 ] ||
+	fail "the repeated-context check misses a garbled message: $(repeated "$tmp/garbled")"
+
+# le VALUE BYTES: VALUE as BYTES little-endian bytes.
+le() {
+	v=$1 n=$2
+	while [ "$n" -gt 0 ]; do
+		printf "\\$(printf %03o $((v & 255)))"
+		v=$((v >> 8)) n=$((n - 1))
+	done
+}
+# A record (memreg-record(5)) of pid 4242 with a header and no snapshot; its CRC-32 is
+# zlib's crc32, which gzip keeps in the last 8 bytes of its output.
+{
+	printf MRMONREC; le 1 4; le 80 4; le 0 4; le 4242 4
+	le 1000 8; le 100000 8; le 1000000 8; le 10 4; le 1000 4
+	printf refs; le 0 12; le 0 4
+} >"$tmp/hdr"
+{ cat "$tmp/hdr"; gzip -c <"$tmp/hdr" | tail -c 8 | head -c 4; } >"$tmp/empty.rec"
+printf 'memreg-site-map 1\npage_size 4096\npid 4242\n' >"$tmp/site.map"
+mkdir -p "$tmp/state"
+printf 'memory130\nnot-a-block\n' >"$tmp/state/offline.state"
+
+fails_with regions "memregctl: root $tmp/none: No such file or directory" --root "$tmp/none"
+fails_with where "memregctl: $fix/proc/999999999/maps: No such file or directory" \
+	999999999 --root "$fix"
+fails_with move "memregctl: pid 999999999: no such process" 999999999 --to 0 --root "$fix"
+fails_with offline "memregctl: no region 7: this machine has regions 0-1 (memregctl regions)" \
+	7 --root "$fix"
+fails_with online "memregctl: $tmp/state/offline.state:2: not a memory block: 'not-a-block'" \
+	--restore --root "$fix"
+fails_with record "memregctl: $tmp/none.rec: No such file or directory" \
+	--replay "$tmp/none.rec" -o "$tmp/out.rec"
+fails_with report "memregctl: $tmp/none.rec: No such file or directory" raw "$tmp/none.rec"
+fails_with profile "memregctl: $tmp/empty.rec: record holds no snapshot" \
+	"$tmp/empty.rec" --site-map "$tmp/site.map" -o "$tmp/profile"
+fails_with energy "memregctl: root $tmp/none: No such file or directory" \
+	--root "$tmp/none" -- true
+fails_with alloc-stats "memregctl: $tmp/none: no such file" --file "$tmp/none"
+# version cannot fail but by its usage: exit 2, one line and the hint
+tested="$tested version "
+"$ctl" version extra >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && [ ! -s "$tmp/out" ] &&
+	[ "$(cat "$tmp/err")" = "memregctl version: unexpected argument 'extra'${nl}Try 'memregctl help version'." ] ||
+	fail "memregctl version extra: $(cat "$tmp/err")"
+
+# Every command `memregctl help` lists has its case above.
+"$ctl" help >"$tmp/help" || fail "memregctl help: exit status $?"
+commands=$(sed -n '/^Commands:$/,/^$/s/^  \([a-z][a-z-]*\)  .*/\1/p' "$tmp/help")
+[ -n "$commands" ] || fail "no command list in memregctl help: $(cat "$tmp/help")"
+for c in $commands; do
+	case $tested in
+	*" $c "*) ;;
+	*) fail "memregctl $c: listed by memregctl help, no error case in $0" ;;
+	esac
+done
+[ "$fails" -eq 0 ]
