@@ -1,7 +1,8 @@
 # controller/: schemes (access pattern -> action), and what applies them. A library
 # the controller commands (memregctl control, memregd) stay thin over.
 noinst_LTLIBRARIES += libmrcontrol.la
-libmrcontrol_la_SOURCES = controller/scheme.c controller/scheme.h
+libmrcontrol_la_SOURCES = controller/scheme.c controller/scheme.h \
+	controller/engine.c controller/engine.h
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/controller/test-scheme
@@ -9,6 +10,12 @@ tests_controller_test_scheme_SOURCES = tests/controller/test-scheme.c
 tests_controller_test_scheme_CFLAGS = $(MR_TEST_CFLAGS)
 tests_controller_test_scheme_LDADD = libmrcontrol.la $(MR_TEST_LDADD)
 TESTS += tests/controller/test-scheme
+
+check_PROGRAMS += tests/controller/test-engine
+tests_controller_test_engine_SOURCES = tests/controller/test-engine.c
+tests_controller_test_engine_CFLAGS = $(MR_TEST_CFLAGS)
+tests_controller_test_engine_LDADD = libmrcontrol.la $(MR_TEST_LDADD)
+TESTS += tests/controller/test-engine
 endif
 
 # libFuzzer target for the scheme parser (make fuzz; seeds: the examples in
