@@ -1,14 +1,16 @@
 /* memregctl energy: DRAM energy of a command (or a live sample) from RAPL where the
  * hardware reports it, from the power model where it does not, per region with
- * residency from access data. */
+ * residency from access data. The report goes to stderr or -o FILE, as perf stat's. */
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,9 +29,12 @@ static void usage(FILE *f)
 "Usage: memregctl energy [OPTIONS] -- COMMAND [ARG...]\n"
 "       memregctl energy --sample [--interval MS] [--count N] [OPTIONS]\n"
 "Run COMMAND and report the DRAM energy it took: elapsed time, energy (J) and\n"
-"average power (W) per socket and in total, and where it came from. The exit\n"
-"status is COMMAND's.\n"
+"average power (W) per socket and in total, and where it came from. The report\n"
+"goes to standard error (or -o FILE); standard output is COMMAND's alone. The\n"
+"exit status is COMMAND's.\n"
 "\n"
+"  -o, --output FILE write the report (text or JSON) to FILE instead of standard\n"
+"                    error (with --sample: instead of standard output)\n"
 "  --source S        powercap, perf, msr, model or auto (default: auto, which\n"
 "                    says which it picked and why the others were not usable)\n"
 "  --event NAME      perf event: energy-ram (default) or rapl::RAPL_ENERGY_DRAM\n"
@@ -41,9 +46,10 @@ static void usage(FILE *f)
 "  --record FILE     an access record of the same run (memreg-record(5)), read\n"
 "                    after COMMAND: residency as with --residency (physical, or\n"
 "                    a still-running process's, placed through its pagemap)\n"
-"  --sample          print one line of DRAM power per interval, no command\n"
+"  --sample          print one line of DRAM power per interval on standard\n"
+"                    output, no command\n"
 "  --count N         with --sample, stop after N lines\n"
-"  --json            JSON output (fields in memregctl-energy(1))\n"
+"  --json            the report as JSON (fields in memregctl-energy(1))\n"
 "  -h, --help        this help\n");
 }
 
@@ -190,33 +196,34 @@ static const char *region_label(const struct regions_out *ro)
 	return buf;
 }
 
-static void print_human(struct mr_energy_source *src, char **cmd, int status, double elapsed,
-			const struct regions_out *ro, const struct mr_residency *res)
+static void print_human(FILE *out, struct mr_energy_source *src, char **cmd, int status,
+			double elapsed, const struct regions_out *ro,
+			const struct mr_residency *res)
 {
 	double total = 0;
 	unsigned i;
 
 	if (cmd)
-		printf("command   %s ... exit %d\n", cmd[0], status);
-	printf("elapsed   %.3f s\n", elapsed);
-	printf("source    %s: %s (%s)\n", src->ops->name, src->detail,
-	       src->ops->measured ? "measured" : "modelled");
-	printf("%-8s %-28s %14s %10s\n", "socket", "counter", "energy_J", "power_W");
+		fprintf(out, "command   %s ... exit %d\n", cmd[0], status);
+	fprintf(out, "elapsed   %.3f s\n", elapsed);
+	fprintf(out, "source    %s: %s (%s)\n", src->ops->name, src->detail,
+		src->ops->measured ? "measured" : "modelled");
+	fprintf(out, "%-8s %-28s %14s %10s\n", "socket", "counter", "energy_J", "power_W");
 	for (i = 0; i < src->nr_counters; i++) {
 		const struct mr_energy_counter *c = &src->counters[i];
 
 		total += c->energy_uj;
-		printf("%-8d %-28s %14.6f %10.3f\n", c->socket, c->label, c->energy_uj / 1e6,
-		       elapsed > 0 ? c->energy_uj / 1e6 / elapsed : 0);
+		fprintf(out, "%-8d %-28s %14.6f %10.3f\n", c->socket, c->label,
+			c->energy_uj / 1e6, elapsed > 0 ? c->energy_uj / 1e6 / elapsed : 0);
 	}
-	printf("%-8s %-28s %14.6f %10.3f\n", "total", "", total / 1e6,
-	       elapsed > 0 ? total / 1e6 / elapsed : 0);
+	fprintf(out, "%-8s %-28s %14.6f %10.3f\n", "total", "", total / 1e6,
+		elapsed > 0 ? total / 1e6 / elapsed : 0);
 	for (i = 0; i < src->nr_notes; i++)
-		printf("note: %s\n", src->notes[i]);
+		fprintf(out, "note: %s\n", src->notes[i]);
 	if (!ro)
 		return;
-	printf("\n%-7s %-5s %10s %-16s %9s %9s %9s %12s %12s\n", "region", "node", "size",
-	       "devices", "active_W", "low_W", "low_pct", "energy_J", "saving_J");
+	fprintf(out, "\n%-7s %-5s %10s %-16s %9s %9s %9s %12s %12s\n", "region", "node",
+		"size", "devices", "active_W", "low_W", "low_pct", "energy_J", "saving_J");
 	for (i = 0; i < ro->model.nr_regions; i++) {
 		const struct mr_region_power *p = &ro->model.regions[i];
 		const struct mr_region_energy *e = &ro->energy[i];
@@ -228,28 +235,30 @@ static void print_human(struct mr_energy_source *src, char **cmd, int status, do
 		else
 			snprintf(dev, sizeof(dev), "%.1f (%s)", p->devices,
 				 mr_devices_from_name(p->devices_from));
-		printf("%-7u %-5d %10s %-16s %9.3f %9.3f %8.1f%% %12.6f %12.6f%s\n", p->id, p->node,
-		       size, dev, p->active_mw / 1e3, p->low_mw / 1e3, e->low_fraction * 100,
-		       e->energy_uj / 1e6, e->saving_uj / 1e6, p->offline ? " offline" : "");
+		fprintf(out, "%-7u %-5d %10s %-16s %9.3f %9.3f %8.1f%% %12.6f %12.6f%s\n",
+			p->id, p->node, size, dev, p->active_mw / 1e3, p->low_mw / 1e3,
+			e->low_fraction * 100, e->energy_uj / 1e6, e->saving_uj / 1e6,
+			p->offline ? " offline" : "");
 	}
-	printf("per-region energy: %s\n", region_label(ro));
+	fprintf(out, "per-region energy: %s\n", region_label(ro));
 	if (res && res->scope != MR_RESIDENCY_NONE)
-		printf("residency: %s access data from %s, interval %llu us; low-power residency "
-		       "and saving are upper bounds (gaps shorter than the interval are not seen)%s\n",
-		       mr_residency_scope_name(res->scope), res->from,
-		       (unsigned long long)res->interval_us,
-		       res->scope == MR_RESIDENCY_PROCESS ?
-		       "; process-scoped: other processes' accesses are not seen" : "");
+		fprintf(out, "residency: %s access data from %s, interval %llu us; low-power "
+			"residency and saving are upper bounds (gaps shorter than the interval "
+			"are not seen)%s\n", mr_residency_scope_name(res->scope), res->from,
+			(unsigned long long)res->interval_us,
+			res->scope == MR_RESIDENCY_PROCESS ?
+			"; process-scoped: other processes' accesses are not seen" : "");
 	else
-		printf("residency: no access data: every online region counted active\n");
+		fprintf(out, "residency: no access data: every online region counted active\n");
 	if (ro->map_note[0])
-		printf("note: %s\n", ro->map_note);
+		fprintf(out, "note: %s\n", ro->map_note);
 	for (i = 0; i < ro->model.nr_notes; i++)
-		printf("note: %s\n", ro->model.notes[i]);
+		fprintf(out, "note: %s\n", ro->model.notes[i]);
 }
 
-static void print_json(struct mr_energy_source *src, char **cmd, int status, double elapsed,
-		       const struct regions_out *ro, const struct mr_residency *res)
+static void print_json(FILE *out, struct mr_energy_source *src, char **cmd, int status,
+		       double elapsed, const struct regions_out *ro,
+		       const struct mr_residency *res)
 {
 	struct json_object *o = json_object_new_object(), *a, *x;
 	double total = 0;
@@ -346,27 +355,29 @@ static void print_json(struct mr_energy_source *src, char **cmd, int status, dou
 			json_object_array_add(a, json_object_new_string(ro->model.notes[i]));
 	}
 	json_object_object_add(o, "notes", a);
-	mr_cli_print_json(o);
+	fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+					     JSON_C_TO_STRING_NOSLASHESCAPE), out);
+	fputc('\n', out);
 	json_object_put(o);
 }
 
-static int sample_loop(struct mr_energy_source *src, uint64_t interval_ms, uint64_t count,
-		       bool json)
+static int sample_loop(FILE *out, struct mr_energy_source *src, uint64_t interval_ms,
+		       uint64_t count, bool json)
 {
 	double prev[MR_ENERGY_MAX_SOCKETS], t0 = now_s(), t_prev = t0;
 	uint64_t n;
 	unsigned i;
 
 	if (!json) {
-		printf("%10s", "time_s");
+		fprintf(out, "%10s", "time_s");
 		for (i = 0; i < src->nr_counters; i++) {
 			char h[32];
 
 			snprintf(h, sizeof(h), "socket%d_W", src->counters[i].socket);
-			printf("  %12s", h);
+			fprintf(out, "  %12s", h);
 		}
-		printf("  %10s  (%s, %s)\n", "total_W", src->ops->name,
-		       src->ops->measured ? "measured" : "modelled");
+		fprintf(out, "  %10s  (%s, %s)\n", "total_W", src->ops->name,
+			src->ops->measured ? "measured" : "modelled");
 	}
 	for (i = 0; i < src->nr_counters; i++)
 		prev[i] = 0;
@@ -395,17 +406,66 @@ static int sample_loop(struct mr_energy_source *src, uint64_t interval_ms, uint6
 				json_object_array_add(a, json_object_new_double(w[i]));
 			json_object_object_add(o, "socket_power_w", a);
 			json_object_object_add(o, "total_power_w", json_object_new_double(total));
-			printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+			fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), out);
+			fputc('\n', out);
 			json_object_put(o);
 		} else {
-			printf("%10.3f", t - t0);
+			fprintf(out, "%10.3f", t - t0);
 			for (i = 0; i < src->nr_counters; i++)
-				printf("  %12.3f", w[i]);
-			printf("  %10.3f\n", total);
+				fprintf(out, "  %12.3f", w[i]);
+			fprintf(out, "  %10.3f\n", total);
 		}
-		fflush(stdout);
+		fflush(out);
 	}
 	return MR_EXIT_OK;
+}
+
+/*
+ * -o FILE: opened before COMMAND runs, so a path that cannot be written fails before
+ * any work, but emptied only when the report is written: a run that fails leaves
+ * the previous report in place. Not inherited by COMMAND.
+ */
+static FILE *output_open(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+	FILE *f;
+
+	if (fd < 0) {
+		mr_error(-errno, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		mr_error(-errno, "%s: %s", path, strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
+/* Empty a regular -o FILE before the report is written (a pipe or tty has nothing to empty). */
+static int output_begin(FILE *out, const char *path)
+{
+	struct stat st;
+
+	if (!path || fstat(fileno(out), &st) || !S_ISREG(st.st_mode))
+		return 0;
+	if (ftruncate(fileno(out), 0))
+		return mr_error(-errno, "%s: %s", path, strerror(errno));
+	return 0;
+}
+
+/* Flush (and close -o FILE): a full disk is an error, as perf checks stdout. */
+static int output_finish(FILE **out, const char *path, int status)
+{
+	int bad = fflush(*out) != 0 || ferror(*out);
+
+	if (path && fclose(*out) != 0)
+		bad = 1;
+	*out = NULL;
+	if (bad)
+		return mr_cli_fail("error writing the report to %s: %s",
+				   path ? path : "standard error", strerror(errno));
+	return status;
 }
 
 int mr_cmd_energy(int argc, char **argv)
@@ -420,10 +480,13 @@ int mr_cmd_energy(int argc, char **argv)
 		{ "sample", no_argument, NULL, 'S' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *source = "auto", *root = NULL, *record = NULL, *residency = NULL;
+	const char *output = NULL;
+	FILE *out = NULL;
 	struct mr_energy_opts opts = { 0 };
 	struct mr_energy_source src;
 	struct mr_residency res = { 0 };
@@ -434,8 +497,9 @@ int mr_cmd_energy(int argc, char **argv)
 	int c, status = 0, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+ho:", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'o': output = optarg; break;
 		case 's': source = optarg; break;
 		case 'e': opts.event = optarg; break;
 		case 'r': root = optarg; break;
@@ -470,12 +534,21 @@ int mr_cmd_energy(int argc, char **argv)
 	if (record && residency)
 		return mr_cli_usage(argv[0], "--record and --residency both give residency: "
 				    "choose one");
+	if (output && !output[0])
+		return mr_cli_usage(argv[0], "--output: empty file name");
 	if (mr_root_set(root))
 		return mr_cli_fail("%s", mr_last_error());
 	if (residency) {
 		if (mr_residency_read_json(residency, &res))
 			return mr_cli_fail("%s", mr_last_error());
 		have_res = true;
+	}
+	/* The command's stdout is its own: the report goes to stderr, as perf stat's.
+	 * --sample has no command: its lines go to stdout. */
+	out = output ? output_open(output) : sample ? stdout : stderr;
+	if (!out) {
+		mr_residency_free(&res);
+		return mr_cli_fail("%s", mr_last_error());
 	}
 	if (!sample && interval_ms)
 		opts.sample_period_ms = interval_ms;
@@ -487,6 +560,8 @@ int mr_cmd_energy(int argc, char **argv)
 		for (i = 0; i < src.nr_notes; i++)
 			fprintf(stderr, "%s: %s\n", mr_progname, src.notes[i]);
 		mr_residency_free(&res);
+		if (output)
+			fclose(out);
 		return mr_cli_fail("energy source %s: %s", source, msg);
 	}
 	if (sample && !interval_ms)
@@ -496,10 +571,15 @@ int mr_cmd_energy(int argc, char **argv)
 		goto out;
 	}
 	if (sample) {
-		ret = sample_loop(&src, interval_ms, count, json);
+		if (output_begin(out, output)) {
+			ret = mr_cli_fail("%s", mr_last_error());
+			goto out;
+		}
+		ret = sample_loop(out, &src, interval_ms, count, json);
 		mr_energy_stop(&src);
 		if (ret == MR_EXIT_OK)
-			ret = mr_cli_finish(MR_EXIT_OK);
+			ret = output ? output_finish(&out, output, MR_EXIT_OK) :
+				       mr_cli_finish(MR_EXIT_OK);
 		goto out;
 	}
 	t0 = now_s();
@@ -527,14 +607,20 @@ int mr_cmd_energy(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (output_begin(out, output)) {
+		ret = mr_cli_fail("%s", mr_last_error());
+		goto out;
+	}
 	if (json)
-		print_json(&src, argv + optind, status, elapsed, have_ro ? &ro : NULL,
+		print_json(out, &src, argv + optind, status, elapsed, have_ro ? &ro : NULL,
 			   have_res ? &res : NULL);
 	else
-		print_human(&src, argv + optind, status, elapsed, have_ro ? &ro : NULL,
+		print_human(out, &src, argv + optind, status, elapsed, have_ro ? &ro : NULL,
 			    have_res ? &res : NULL);
-	ret = mr_cli_finish(status);
+	ret = output_finish(&out, output, status);
 out:
+	if (output && out)
+		fclose(out);
 	if (have_ro)
 		regions_free(&ro);
 	mr_residency_free(&res);

@@ -21,9 +21,9 @@ expect_eq "powercap socket 0 J" 2.500000 "$(socket_j "$tmp/out" 0)"
 expect_eq "powercap socket 1 J (wrapped)" 0.001851 "$(socket_j "$tmp/out" 1)"
 expect_eq "powercap total J" 2.501851 "$(total_j "$tmp/out")"
 
-# JSON: the same kind of figures in stable fields (socket 0: +100000 uJ).
+# JSON: the same kind of figures in stable fields (socket 0: +100000 uJ), on stderr.
 "$MEMREGCTL" energy --root "$M" --json -- sh -c "echo 3600000 > '$PC/intel-rapl:0:0/energy_uj'" \
-	| tr -d ' \n' > "$tmp/json"
+	2>&1 > /dev/null | tr -d ' \n' > "$tmp/json"
 expect_grep "json socket 0 energy_uj" '"socket":0,"counter":"intel-rapl:0:0","energy_uj":100000' "$tmp/json"
 expect_grep "json source" '"source":"powercap","source_detail"' "$tmp/json"
 expect_grep "json measured" '"measured":true' "$tmp/json"
@@ -89,8 +89,9 @@ expect_eq "per socket: region 0 J (socket 0)" 1.000000 "$(region_col "$tmp/out" 
 expect_eq "per socket: region 1 J (socket 1)" 0.500000 "$(region_col "$tmp/out" 1 10)"
 expect_eq "per socket: region 0 saving J" 0.181677 "$(region_col "$tmp/out" 0 11)"
 expect_grep "labelled per socket" "calibrated per socket to the measured energy: socket 0 x.* (1 region(s)), socket 1 x.* (1 region(s))" "$tmp/out"
-"$MEMREGCTL" energy --root "$M" --residency "$tmp/res.json" --json -- sh -c "
-	echo 6600000 > '$PC/intel-rapl:0:0/energy_uj'" | tr -d ' \n' > "$tmp/json"
+"$MEMREGCTL" energy --root "$M" --residency "$tmp/res.json" --json -o "$tmp/json.out" -- sh -c "
+	echo 6600000 > '$PC/intel-rapl:0:0/energy_uj'"
+tr -d ' \n' < "$tmp/json.out" > "$tmp/json"
 expect_grep "json calibration per-socket" '"calibration":"per-socket"' "$tmp/json"
 expect_grep "json region socket" '"id":1,"node":1,"socket":1' "$tmp/json"
 # A memory-only node (no CPUs) cannot be put on a socket: back to the total, labelled.

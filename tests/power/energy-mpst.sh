@@ -29,7 +29,8 @@ s0=$(region_col "$tmp/out" 0 11)
 expect_eq "E3 / E1" 0.1200 "$(awk -v a="$e3" -v b="$e1" 'BEGIN { printf "%.4f", a / b }')"
 expect_eq "E0 / E1" 0.5600 "$(awk -v a="$e0" -v b="$e1" 'BEGIN { printf "%.4f", a / b }')"
 expect_eq "saving0 / E1" 0.4400 "$(awk -v a="$s0" -v b="$e1" 'BEGIN { printf "%.4f", a / b }')"
-"$MEMREGCTL" energy --root "$M" --residency "$tmp/res.json" --json -- true | tr -d ' \n' > "$tmp/json"
+"$MEMREGCTL" energy --root "$M" --residency "$tmp/res.json" --json -- true 2>&1 > /dev/null |
+	tr -d ' \n' > "$tmp/json"
 expect_grep "json power_from mpst" '"power_from":"mpst"' "$tmp/json"
 expect_grep "json low_state 1" '"low_state":1' "$tmp/json"
 expect_grep "json upper bound flag" '"saving_is_upper_bound":true' "$tmp/json"

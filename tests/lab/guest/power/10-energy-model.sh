@@ -23,6 +23,11 @@ grep -q "upper bounds" /tmp/energy.out || fail "saving not labelled an upper bou
 awk '/^region /{f=1; next} f && $1 == 0 { print $9 }' /tmp/energy.out | grep -q "100.0%" ||
 	fail "region 0 not 100% low-power with every interval idle"
 
+# The report is on stderr: stdout is the command's alone.
+memregctl energy -- echo hello > /tmp/energy.stdout 2> /tmp/energy.out || fail "energy -- echo failed"
+[ "$(cat /tmp/energy.stdout)" = hello ] || fail "stdout is not the command's alone: $(cat /tmp/energy.stdout)"
+grep -q "^command   echo ... exit 0$" /tmp/energy.out || fail "no report on stderr"
+
 memregctl energy --sample --interval 200 --count 2 > /tmp/energy.out 2>&1 || fail "--sample failed"
 cat /tmp/energy.out
 [ "$(wc -l < /tmp/energy.out)" -eq 3 ] || fail "--sample --count 2 printed $(wc -l < /tmp/energy.out) lines"
