@@ -31,7 +31,9 @@ static void usage(FILE *f)
 "Run COMMAND and report the DRAM energy it took: elapsed time, energy (J) and\n"
 "average power (W) per socket and in total, and where it came from. The report\n"
 "goes to standard error (or -o FILE); standard output is COMMAND's alone. The\n"
-"exit status is COMMAND's.\n"
+"exit status is COMMAND's (128+N if signal N killed it, 127 not found, 126 not\n"
+"runnable). SIGTERM, SIGHUP and SIGINT sent to memregctl are passed on to COMMAND;\n"
+"the report follows when it ends.\n"
 "\n"
 "  -o, --output FILE write the report (text or JSON) to FILE instead of standard\n"
 "                    error (with --sample: instead of standard output)\n"
@@ -61,36 +63,102 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/*
+ * Signals while COMMAND runs. SIGTERM, SIGHUP and SIGINT sent to memregctl are
+ * passed on to COMMAND, and memregctl goes on waiting: COMMAND decides how to end,
+ * and the report then covers the whole run. A SIGINT from the terminal (si_code
+ * SI_KERNEL) is not passed on: the terminal sent it to the whole foreground process
+ * group, COMMAND included, and a second one would be a second ^C. SIGQUIT is ignored
+ * as time(1) does: the terminal's ^\ is for COMMAND. A signal ignored when memregctl
+ * started (nohup) stays ignored, for COMMAND too.
+ */
+static const int run_signals[] = { SIGTERM, SIGHUP, SIGINT, SIGQUIT };
+static volatile sig_atomic_t run_child_pid;
+static volatile sig_atomic_t run_forwarded;	/* bit (1 << signal) per signal passed on */
+
+static void forward_signal(int sig, siginfo_t *si, void *ctx)
+{
+	int saved_errno = errno;
+
+	(void)ctx;
+	if (sig == SIGINT && si && si->si_code == SI_KERNEL)
+		return;
+	if (run_child_pid > 0 && kill((pid_t)run_child_pid, sig) == 0)
+		run_forwarded |= 1 << sig;
+	errno = saved_errno;
+}
+
+static bool ignored(const struct sigaction *sa)
+{
+	return !(sa->sa_flags & SA_SIGINFO) && sa->sa_handler == SIG_IGN;
+}
+
+/* Run @argv and wait for it; *@status as the shell gives it (128+N for signal N). */
 static int run_command(char **argv, int *status)
 {
-	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
+	struct sigaction old[MR_ARRAY_SIZE(run_signals)];
+	sigset_t block, old_mask;
+	siginfo_t info;
+	unsigned i;
 	pid_t pid;
-	int st;
+	int st, err = 0;
 
+	/* Blocked until COMMAND's pid is known, so none is lost before it can be passed on. */
+	sigemptyset(&block);
+	for (i = 0; i < MR_ARRAY_SIZE(run_signals); i++)
+		sigaddset(&block, run_signals[i]);
+	sigprocmask(SIG_BLOCK, &block, &old_mask);
+	for (i = 0; i < MR_ARRAY_SIZE(run_signals); i++) {
+		struct sigaction sa;
+
+		sigaction(run_signals[i], NULL, &old[i]);
+		if (ignored(&old[i]))
+			continue;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_mask = block;	/* one handler at a time: run_forwarded is not atomic */
+		if (run_signals[i] == SIGQUIT) {
+			sa.sa_handler = SIG_IGN;
+		} else {
+			sa.sa_sigaction = forward_signal;
+			sa.sa_flags = SA_SIGINFO;
+		}
+		sigaction(run_signals[i], &sa, NULL);
+	}
+	run_forwarded = 0;
 	fflush(stdout);
 	fflush(stderr);
 	pid = fork();
-	if (pid < 0)
-		return mr_error(-errno, "fork: %s", strerror(errno));
 	if (pid == 0) {
+		for (i = 0; i < MR_ARRAY_SIZE(run_signals); i++)
+			sigaction(run_signals[i], &old[i], NULL);
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		execvp(argv[0], argv);
 		fprintf(stderr, "%s: %s: %s\n", mr_progname, argv[0], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
-	/* Like time(1): the terminal's ^C is for COMMAND; we report after it ends. */
-	sigaction(SIGINT, &ign, &old_int);
-	sigaction(SIGQUIT, &ign, &old_quit);
-	while (waitpid(pid, &st, 0) < 0) {
-		if (errno != EINTR) {
-			int err = errno;
-
-			sigaction(SIGINT, &old_int, NULL);
-			sigaction(SIGQUIT, &old_quit, NULL);
-			return mr_error(-err, "waitpid: %s", strerror(err));
-		}
+	if (pid < 0) {
+		err = errno;
+		goto restore;
 	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
+	run_child_pid = pid;
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);	/* pending ones go to COMMAND now */
+	/* Wait without reaping: until run_child_pid is cleared the pid stays COMMAND's,
+	 * so a late signal cannot reach a process that reused it. */
+	while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+		;
+	sigprocmask(SIG_BLOCK, &block, NULL);
+	run_child_pid = 0;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR) {
+			err = errno;
+			break;
+		}
+restore:
+	for (i = 0; i < MR_ARRAY_SIZE(run_signals); i++)
+		sigaction(run_signals[i], &old[i], NULL);
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	if (err)
+		return mr_error(-err, "%s: %s", pid < 0 ? "fork" : "waitpid", strerror(err));
 	*status = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
 	return 0;
 }
@@ -196,6 +264,28 @@ static const char *region_label(const struct regions_out *ro)
 	return buf;
 }
 
+/* Notes for the signals passed on to COMMAND, as @add(@arg, text). */
+static void forwarded_notes(void (*add)(void *arg, const char *note), void *arg)
+{
+	static const struct { int sig; const char *name; } names[] = {
+		{ SIGTERM, "SIGTERM" }, { SIGHUP, "SIGHUP" }, { SIGINT, "SIGINT" },
+	};
+	char buf[128];
+	unsigned i;
+
+	for (i = 0; i < MR_ARRAY_SIZE(names); i++)
+		if (run_forwarded & (1 << names[i].sig)) {
+			snprintf(buf, sizeof(buf), "%s sent to %s was passed on to the command",
+				 names[i].name, mr_progname);
+			add(arg, buf);
+		}
+}
+
+static void note_line(void *arg, const char *note)
+{
+	fprintf((FILE *)arg, "note: %s\n", note);
+}
+
 static void print_human(FILE *out, struct mr_energy_source *src, char **cmd, int status,
 			double elapsed, const struct regions_out *ro,
 			const struct mr_residency *res)
@@ -220,6 +310,7 @@ static void print_human(FILE *out, struct mr_energy_source *src, char **cmd, int
 		elapsed > 0 ? total / 1e6 / elapsed : 0);
 	for (i = 0; i < src->nr_notes; i++)
 		fprintf(out, "note: %s\n", src->notes[i]);
+	forwarded_notes(note_line, out);
 	if (!ro)
 		return;
 	fprintf(out, "\n%-7s %-5s %10s %-16s %9s %9s %9s %12s %12s\n", "region", "node",
@@ -254,6 +345,11 @@ static void print_human(FILE *out, struct mr_energy_source *src, char **cmd, int
 		fprintf(out, "note: %s\n", ro->map_note);
 	for (i = 0; i < ro->model.nr_notes; i++)
 		fprintf(out, "note: %s\n", ro->model.notes[i]);
+}
+
+static void note_json(void *arg, const char *note)
+{
+	json_object_array_add((struct json_object *)arg, json_object_new_string(note));
 }
 
 static void print_json(FILE *out, struct mr_energy_source *src, char **cmd, int status,
@@ -297,6 +393,7 @@ static void print_json(FILE *out, struct mr_energy_source *src, char **cmd, int 
 	a = json_object_new_array();
 	for (i = 0; i < src->nr_notes; i++)
 		json_object_array_add(a, json_object_new_string(src->notes[i]));
+	forwarded_notes(note_json, a);
 	if (ro) {
 		struct json_object *r = json_object_new_array();
 
