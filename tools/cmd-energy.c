@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,7 +177,7 @@ struct regions_out {
 /* Build the map and the model; with @record, read the residency from it now (it
  * is written by the run). */
 static int model_regions(struct regions_out *ro, struct mr_residency *res, const char *record,
-			 double elapsed_s, const struct mr_energy_source *src)
+			 double elapsed_s, struct mr_energy_source *src)
 {
 	int sockets[MR_ENERGY_MAX_SOCKETS];
 	double measured[MR_ENERGY_MAX_SOCKETS];
@@ -209,8 +210,14 @@ static int model_regions(struct regions_out *ro, struct mr_residency *res, const
 	if (!ro->energy)
 		return mr_error(-ENOMEM, "out of memory");
 	ret = mr_power_model_energy(&ro->model, res, elapsed_s, -1, ro->energy, &ro->scale);
-	if (ret || !src->ops->measured)
+	if (ret)
 		return ret;
+	if (!src->ops->measured) {
+		/* One modelled figure: the per-node table becomes the regions' sums, with
+		 * residency, not every online region active beside them. */
+		mr_energy_model_set_regions(src, &ro->model, ro->energy);
+		return 0;
+	}
 	/* RAPL measured each socket: scale each region to its own socket's figure. */
 	ro->calibrated = true;
 	mr_power_model_read_sockets(&ro->model, why, sizeof(why));
@@ -264,6 +271,24 @@ static const char *region_label(const struct regions_out *ro)
 	return buf;
 }
 
+/*
+ * The report's one total is the source's (measured, or the model's). The region rows
+ * share it out: calibrated to RAPL, or the model's own per-region figures. What they
+ * leave (no region to carry measured energy, or a node beyond the model source's
+ * counters) is shown as not attributed; under 1 uJ it is rounding of the sums.
+ */
+static double unattributed_uj(const struct mr_energy_source *src, const struct regions_out *ro)
+{
+	double left_uj = 0;
+	unsigned i;
+
+	for (i = 0; i < src->nr_counters; i++)
+		left_uj += src->counters[i].energy_uj;
+	for (i = 0; i < ro->model.nr_regions; i++)
+		left_uj -= ro->energy[i].energy_uj;
+	return fabs(left_uj) < 0.5 ? 0 : left_uj;
+}
+
 /* Notes for the signals passed on to COMMAND, as @add(@arg, text). */
 static void forwarded_notes(void (*add)(void *arg, const char *note), void *arg)
 {
@@ -290,7 +315,7 @@ static void print_human(FILE *out, struct mr_energy_source *src, char **cmd, int
 			double elapsed, const struct regions_out *ro,
 			const struct mr_residency *res)
 {
-	double total = 0;
+	double total = 0, left_uj = 0;
 	unsigned i;
 
 	if (cmd)
@@ -331,7 +356,12 @@ static void print_human(FILE *out, struct mr_energy_source *src, char **cmd, int
 			e->low_fraction * 100, e->energy_uj / 1e6, e->saving_uj / 1e6,
 			p->offline ? " offline" : "");
 	}
-	fprintf(out, "per-region energy: %s\n", region_label(ro));
+	left_uj = unattributed_uj(src, ro);
+	/* In the energy_J column: 72 characters of the columns before it. */
+	if (left_uj != 0)
+		fprintf(out, "%-72s%12.6f\n", "not attributed to regions", left_uj / 1e6);
+	fprintf(out, "per-region energy: %s; the rows%s add up to the total above\n",
+		region_label(ro), left_uj != 0 ? " and the energy not attributed" : "");
 	if (res && res->scope != MR_RESIDENCY_NONE)
 		fprintf(out, "residency: %s access data from %s, interval %llu us; low-power "
 			"residency and saving are upper bounds (gaps shorter than the interval "
@@ -428,6 +458,8 @@ static void print_json(FILE *out, struct mr_energy_source *src, char **cmd, int 
 		json_object_object_add(x, "calibration", json_object_new_string(
 			!ro->calibrated ? "none" : ro->cal.per_socket ? "per-socket" : "total"));
 		json_object_object_add(x, "calibration_factor", json_object_new_double(ro->scale));
+		json_object_object_add(x, "unattributed_uj",
+				       json_object_new_double(unattributed_uj(src, ro)));
 		if (ro->calibrated) {
 			struct json_object *sf = json_object_new_array();
 

@@ -29,7 +29,7 @@ cat > "$tmp/res.json" <<'JSON'
 JSON
 "$MEMREGCTL" energy --root "$M" --residency "$tmp/res.json" -- true > "$tmp/out" 2>&1
 expect_eq "ddr5 exit" 0 $?
-expect_grep "ddr5: the DDR5 row" "modelled, every online region active, DDR5-4800 16Gb (Micron 16Gb DDR5 die rev. A)" "$tmp/out"
+expect_grep "ddr5: the DDR5 row" "modelled, per region with low-power residency from the access data, DDR5-4800 16Gb (Micron 16Gb DDR5 die rev. A)" "$tmp/out"
 expect_eq "ddr5: devices from DMI" "8.0 (dmi)" "$(region_col "$tmp/out" 0 5) $(region_col "$tmp/out" 0 6)"
 expect_eq "ddr5: active W" 1.339 "$(region_col "$tmp/out" 0 7)"
 expect_eq "ddr5: low W" 0.864 "$(region_col "$tmp/out" 0 8)"

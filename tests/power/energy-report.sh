@@ -1,7 +1,7 @@
 #!/bin/sh
 # Where memregctl energy's report goes: standard error by default, -o FILE on request,
 # never standard output, which is COMMAND's alone; the JSON report parses from either
-# place.
+# place, and its regions add up to its one total.
 . "$top_srcdir/tests/power/lib.sh"
 command -v python3 > /dev/null || { echo "SKIP: no python3 to parse the JSON report"; exit 77; }
 M=$(fixture energy-intel-2s)
@@ -64,4 +64,28 @@ expect_eq "sample: lines on stdout" 3 "$(wc -l < "$tmp/stdout" | tr -d ' ')"
 expect_eq "sample -o: lines in FILE" 3 "$(wc -l < "$tmp/sample" | tr -d ' ')"
 expect_eq "sample -o: stdout empty" "" "$(cat "$tmp/stdout")"
 
+# One total: the regions (plus what is not attributed, 0 here) add up to it in JSON
+# as in text, calibrated to RAPL (powercap, socket 0 measures 1 J) ...
+PC=$M/sys/class/powercap
+cat > "$tmp/res.json" <<'JSON'
+{ "scope": "physical", "interval_us": 100000, "source": "fixture",
+  "regions": [ { "id": 0, "intervals": 10, "idle_intervals": 5 },
+               { "id": 1, "intervals": 10, "idle_intervals": 0 } ] }
+JSON
+"$MEMREGCTL" energy --root "$M" --residency "$tmp/res.json" --json -- sh -c "
+	echo 4600000 > '$PC/intel-rapl:0:0/energy_uj'" 2> "$tmp/measured.json"
+expect_json_adds_up "measured, calibrated" "$tmp/measured.json"
+# ... and modelled, from a physical record on the MPST fixture: the model source's
+# total is the regions' energy with their residency, not every region active.
+MK=$top_builddir/tests/monitor/mk-phys-record
+MP=$top_builddir/tests/fixtures/server-2s-mpst
+if [ -x "$MK" ] && [ -f "$MP/sys/firmware/acpi/tables/MPST" ]; then
+	"$MK" "$tmp/phys.rec" || fail "mk-phys-record"
+	"$MEMREGCTL" energy --root "$MP" --record "$tmp/phys.rec" --json -o "$tmp/model.json" -- sleep 0.1
+	expect_json_adds_up "modelled, physical record" "$tmp/model.json"
+	"$MEMREGCTL" energy --root "$MP" --record "$tmp/phys.rec" -- sleep 0.1 2> "$tmp/model.txt"
+	expect_rows_add_up "modelled, physical record, text" "$tmp/model.txt"
+else
+	fail "no $MK or compiled $MP: build the test helpers and fixtures (make check builds them)"
+fi
 finish
