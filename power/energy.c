@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,8 +266,16 @@ int mr_energy_start(struct mr_energy_source *src)
 		src->counters[i].energy_uj = 0;
 	}
 	if (src->sample_period_ms) {
+		sigset_t all, old;
+
 		src->thread_stop = false;
+		/* The thread takes no signals: a signal handler of the caller (memregctl
+		 * energy passes SIGTERM on to its COMMAND) must run in the caller's thread,
+		 * which blocks them while it has no one to pass them to. */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
 		ret = pthread_create(&src->thread, NULL, sampler, src);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		if (ret)
 			return mr_error(-ret, "sampling thread: %s", strerror(ret));
 		src->thread_running = true;

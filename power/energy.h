@@ -104,7 +104,8 @@ int mr_energy_open(struct mr_energy_source *src, const char *name,
 void mr_energy_close(struct mr_energy_source *src);
 void mr_energy_note(struct mr_energy_source *src, const char *fmt, ...) MR_PRINTF(2, 3);
 
-/* Take the baseline (energy_uj = 0) and start the sampling thread if the ranges need one. */
+/* Take the baseline (energy_uj = 0) and start the sampling thread if the ranges need one.
+ * The thread blocks every signal: they stay with the caller's threads. */
 int mr_energy_start(struct mr_energy_source *src);
 /* Read all counters now and add the deltas to energy_uj (thread-safe). */
 int mr_energy_update(struct mr_energy_source *src);

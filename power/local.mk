@@ -8,10 +8,10 @@ tools_memregctl_SOURCES += tools/cmd-energy.c
 
 if ENABLE_TESTS
 TESTS += tests/power/energy-intel-2s.sh tests/power/energy-client.sh tests/power/energy-cli.sh \
-	tests/power/energy-mpst.sh
+	tests/power/energy-mpst.sh tests/power/energy-report.sh tests/power/energy-signals.sh
 EXTRA_DIST += tests/power/lib.sh tests/power/mkfixtures.sh \
 	tests/power/energy-intel-2s.sh tests/power/energy-client.sh tests/power/energy-cli.sh \
-	tests/power/energy-mpst.sh
+	tests/power/energy-mpst.sh tests/power/energy-report.sh tests/power/energy-signals.sh
 endif
 
 if ENABLE_TESTS

@@ -197,6 +197,18 @@ int mr_power_model_energy(const struct mr_power_model *m, const struct mr_reside
 			  double elapsed_s, double measured_uj, struct mr_region_energy *out,
 			  double *scale);
 
+/* "src-model.c" */
+struct mr_energy_source;
+/*
+ * With per-region energy @e of @m (residency applied, from mr_power_model_energy()),
+ * make the model source's per-node figures the sums of their regions' instead of
+ * every online region active, so that a report has one modelled total which its
+ * per-node and per-region rows both add up to. Call after the last
+ * mr_energy_update(); a source other than the model is left as it is.
+ */
+void mr_energy_model_set_regions(struct mr_energy_source *src, const struct mr_power_model *m,
+				 const struct mr_region_energy *e);
+
 /* Set each region's socket: its NUMA node's CPUs (nodeN/cpulist), their
  * physical_package_id, through the root layer. A node without CPUs (CXL, memory
  * only), or one whose CPUs are in several packages, gets -1 and a line in @why. */

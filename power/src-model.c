@@ -1,5 +1,6 @@
 /* Energy source `model`: where no DRAM energy counter exists (VMs, AMD, client
- * parts), the power model with every online region active, per NUMA node. */
+ * parts), the power model per NUMA node: every online region active, or, once
+ * residency is known, the sum of the node's regions. */
 #include "config.h"
 
 #include <errno.h>
@@ -16,6 +17,27 @@ struct model_priv {
 	struct timespec t0;
 	double node_mw[MR_ENERGY_MAX_SOCKETS];
 };
+
+/* The counter of @node (a region without a node counts on node 0), or nr_counters. */
+static unsigned node_counter(const struct mr_energy_source *src, int node)
+{
+	unsigned j;
+
+	if (node < 0)
+		node = 0;
+	for (j = 0; j < src->nr_counters; j++)
+		if (src->counters[j].socket == node)
+			break;
+	return j;
+}
+
+/* What the figures are: which powers, and whether residency was applied. */
+static void set_detail(struct mr_energy_source *src, const struct mr_power_model *m,
+		       const char *residency)
+{
+	snprintf(src->detail, sizeof(src->detail), "modelled, %s, %s", residency,
+		 m->nr_regions && m->regions[0].from_mpst ? "MPST power states" : m->figures->name);
+}
 
 static int model_open(struct mr_energy_source *src)
 {
@@ -45,9 +67,7 @@ static int model_open(struct mr_energy_source *src)
 		const struct mr_region_power *p = &m.regions[i];
 		int node = p->node < 0 ? 0 : p->node;
 
-		for (j = 0; j < src->nr_counters; j++)
-			if (src->counters[j].socket == node)
-				break;
+		j = node_counter(src, node);
 		if (j == src->nr_counters) {
 			if (j == MR_ENERGY_MAX_SOCKETS)
 				continue;
@@ -63,8 +83,7 @@ static int model_open(struct mr_energy_source *src)
 	}
 	for (i = 0; i < m.nr_notes; i++)
 		mr_energy_note(src, "model: %s", m.notes[i]);
-	snprintf(src->detail, sizeof(src->detail), "modelled, every online region active, %s",
-		 m.nr_regions && m.regions[0].from_mpst ? "MPST power states" : m.figures->name);
+	set_detail(src, &m, "every online region active");
 	mr_power_model_destroy(&m);
 	mr_region_map_destroy(&map);
 	clock_gettime(CLOCK_MONOTONIC, &priv->t0);
@@ -91,6 +110,25 @@ static void model_close(struct mr_energy_source *src)
 {
 	free(src->priv);
 	src->priv = NULL;
+}
+
+void mr_energy_model_set_regions(struct mr_energy_source *src, const struct mr_power_model *m,
+				 const struct mr_region_energy *e)
+{
+	unsigned i, j;
+
+	if (src->ops != &mr_energy_model_ops)
+		return;
+	for (j = 0; j < src->nr_counters; j++)
+		src->counters[j].energy_uj = 0;
+	/* A region whose node has no counter (beyond MR_ENERGY_MAX_SOCKETS nodes) is left
+	 * out here, and the report shows it as not attributed. */
+	for (i = 0; i < m->nr_regions; i++) {
+		j = node_counter(src, m->regions[i].node);
+		if (j < src->nr_counters)
+			src->counters[j].energy_uj += e[i].energy_uj;
+	}
+	set_detail(src, m, "per region with low-power residency from the access data");
 }
 
 const struct mr_energy_ops mr_energy_model_ops = {

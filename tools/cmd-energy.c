@@ -1,14 +1,17 @@
 /* memregctl energy: DRAM energy of a command (or a live sample) from RAPL where the
  * hardware reports it, from the power model where it does not, per region with
- * residency from access data. */
+ * residency from access data. The report goes to stderr or -o FILE, as perf stat's. */
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,9 +30,14 @@ static void usage(FILE *f)
 "Usage: memregctl energy [OPTIONS] -- COMMAND [ARG...]\n"
 "       memregctl energy --sample [--interval MS] [--count N] [OPTIONS]\n"
 "Run COMMAND and report the DRAM energy it took: elapsed time, energy (J) and\n"
-"average power (W) per socket and in total, and where it came from. The exit\n"
-"status is COMMAND's.\n"
+"average power (W) per socket and in total, and where it came from. The report\n"
+"goes to standard error (or -o FILE); standard output is COMMAND's alone. The\n"
+"exit status is COMMAND's (128+N if signal N killed it, 127 not found, 126 not\n"
+"runnable). SIGTERM, SIGHUP and SIGINT sent to memregctl are passed on to COMMAND;\n"
+"the report follows when it ends.\n"
 "\n"
+"  -o, --output FILE write the report (text or JSON) to FILE instead of standard\n"
+"                    error (with --sample: instead of standard output)\n"
 "  --source S        powercap, perf, msr, model or auto (default: auto, which\n"
 "                    says which it picked and why the others were not usable)\n"
 "  --event NAME      perf event: energy-ram (default) or rapl::RAPL_ENERGY_DRAM\n"
@@ -41,9 +49,10 @@ static void usage(FILE *f)
 "  --record FILE     an access record of the same run (memreg-record(5)), read\n"
 "                    after COMMAND: residency as with --residency (physical, or\n"
 "                    a still-running process's, placed through its pagemap)\n"
-"  --sample          print one line of DRAM power per interval, no command\n"
+"  --sample          print one line of DRAM power per interval on standard\n"
+"                    output, no command\n"
 "  --count N         with --sample, stop after N lines\n"
-"  --json            JSON output (fields in memregctl-energy(1))\n"
+"  --json            the report as JSON (fields in memregctl-energy(1))\n"
 "  -h, --help        this help\n");
 }
 
@@ -55,36 +64,102 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/*
+ * Signals while COMMAND runs. SIGTERM, SIGHUP and SIGINT sent to memregctl are
+ * passed on to COMMAND, and memregctl goes on waiting: COMMAND decides how to end,
+ * and the report then covers the whole run. A SIGINT from the terminal (si_code
+ * SI_KERNEL) is not passed on: the terminal sent it to the whole foreground process
+ * group, COMMAND included, and a second one would be a second ^C. SIGQUIT is ignored
+ * as time(1) does: the terminal's ^\ is for COMMAND. A signal ignored when memregctl
+ * started (nohup) stays ignored, for COMMAND too.
+ */
+static const int run_signals[] = { SIGTERM, SIGHUP, SIGINT, SIGQUIT };
+static volatile sig_atomic_t run_child_pid;
+static volatile sig_atomic_t run_forwarded;	/* bit (1 << signal) per signal passed on */
+
+static void forward_signal(int sig, siginfo_t *si, void *ctx)
+{
+	int saved_errno = errno;
+
+	(void)ctx;
+	if (sig == SIGINT && si && si->si_code == SI_KERNEL)
+		return;
+	if (run_child_pid > 0 && kill((pid_t)run_child_pid, sig) == 0)
+		run_forwarded |= 1 << sig;
+	errno = saved_errno;
+}
+
+static bool ignored(const struct sigaction *sa)
+{
+	return !(sa->sa_flags & SA_SIGINFO) && sa->sa_handler == SIG_IGN;
+}
+
+/* Run @argv and wait for it; *@status as the shell gives it (128+N for signal N). */
 static int run_command(char **argv, int *status)
 {
-	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
+	struct sigaction old[MR_ARRAY_SIZE(run_signals)];
+	sigset_t block, old_mask;
+	siginfo_t info;
+	unsigned i;
 	pid_t pid;
-	int st;
+	int st, err = 0;
 
+	/* Blocked until COMMAND's pid is known, so none is lost before it can be passed on. */
+	sigemptyset(&block);
+	for (i = 0; i < MR_ARRAY_SIZE(run_signals); i++)
+		sigaddset(&block, run_signals[i]);
+	sigprocmask(SIG_BLOCK, &block, &old_mask);
+	for (i = 0; i < MR_ARRAY_SIZE(run_signals); i++) {
+		struct sigaction sa;
+
+		sigaction(run_signals[i], NULL, &old[i]);
+		if (ignored(&old[i]))
+			continue;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_mask = block;	/* one handler at a time: run_forwarded is not atomic */
+		if (run_signals[i] == SIGQUIT) {
+			sa.sa_handler = SIG_IGN;
+		} else {
+			sa.sa_sigaction = forward_signal;
+			sa.sa_flags = SA_SIGINFO;
+		}
+		sigaction(run_signals[i], &sa, NULL);
+	}
+	run_forwarded = 0;
 	fflush(stdout);
 	fflush(stderr);
 	pid = fork();
-	if (pid < 0)
-		return mr_error(-errno, "fork: %s", strerror(errno));
 	if (pid == 0) {
+		for (i = 0; i < MR_ARRAY_SIZE(run_signals); i++)
+			sigaction(run_signals[i], &old[i], NULL);
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		execvp(argv[0], argv);
 		fprintf(stderr, "%s: %s: %s\n", mr_progname, argv[0], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
-	/* Like time(1): the terminal's ^C is for COMMAND; we report after it ends. */
-	sigaction(SIGINT, &ign, &old_int);
-	sigaction(SIGQUIT, &ign, &old_quit);
-	while (waitpid(pid, &st, 0) < 0) {
-		if (errno != EINTR) {
-			int err = errno;
-
-			sigaction(SIGINT, &old_int, NULL);
-			sigaction(SIGQUIT, &old_quit, NULL);
-			return mr_error(-err, "waitpid: %s", strerror(err));
-		}
+	if (pid < 0) {
+		err = errno;
+		goto restore;
 	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
+	run_child_pid = pid;
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);	/* pending ones go to COMMAND now */
+	/* Wait without reaping: until run_child_pid is cleared the pid stays COMMAND's,
+	 * so a late signal cannot reach a process that reused it. */
+	while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+		;
+	sigprocmask(SIG_BLOCK, &block, NULL);
+	run_child_pid = 0;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR) {
+			err = errno;
+			break;
+		}
+restore:
+	for (i = 0; i < MR_ARRAY_SIZE(run_signals); i++)
+		sigaction(run_signals[i], &old[i], NULL);
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	if (err)
+		return mr_error(-err, "%s: %s", pid < 0 ? "fork" : "waitpid", strerror(err));
 	*status = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
 	return 0;
 }
@@ -102,7 +177,7 @@ struct regions_out {
 /* Build the map and the model; with @record, read the residency from it now (it
  * is written by the run). */
 static int model_regions(struct regions_out *ro, struct mr_residency *res, const char *record,
-			 double elapsed_s, const struct mr_energy_source *src)
+			 double elapsed_s, struct mr_energy_source *src)
 {
 	int sockets[MR_ENERGY_MAX_SOCKETS];
 	double measured[MR_ENERGY_MAX_SOCKETS];
@@ -135,8 +210,14 @@ static int model_regions(struct regions_out *ro, struct mr_residency *res, const
 	if (!ro->energy)
 		return mr_error(-ENOMEM, "out of memory");
 	ret = mr_power_model_energy(&ro->model, res, elapsed_s, -1, ro->energy, &ro->scale);
-	if (ret || !src->ops->measured)
+	if (ret)
 		return ret;
+	if (!src->ops->measured) {
+		/* One modelled figure: the per-node table becomes the regions' sums, with
+		 * residency, not every online region active beside them. */
+		mr_energy_model_set_regions(src, &ro->model, ro->energy);
+		return 0;
+	}
 	/* RAPL measured each socket: scale each region to its own socket's figure. */
 	ro->calibrated = true;
 	mr_power_model_read_sockets(&ro->model, why, sizeof(why));
@@ -190,33 +271,75 @@ static const char *region_label(const struct regions_out *ro)
 	return buf;
 }
 
-static void print_human(struct mr_energy_source *src, char **cmd, int status, double elapsed,
-			const struct regions_out *ro, const struct mr_residency *res)
+/*
+ * The report's one total is the source's (measured, or the model's). The region rows
+ * share it out: calibrated to RAPL, or the model's own per-region figures. What they
+ * leave (no region to carry measured energy, or a node beyond the model source's
+ * counters) is shown as not attributed; under 1 uJ it is rounding of the sums.
+ */
+static double unattributed_uj(const struct mr_energy_source *src, const struct regions_out *ro)
 {
-	double total = 0;
+	double left_uj = 0;
+	unsigned i;
+
+	for (i = 0; i < src->nr_counters; i++)
+		left_uj += src->counters[i].energy_uj;
+	for (i = 0; i < ro->model.nr_regions; i++)
+		left_uj -= ro->energy[i].energy_uj;
+	return fabs(left_uj) < 0.5 ? 0 : left_uj;
+}
+
+/* Notes for the signals passed on to COMMAND, as @add(@arg, text). */
+static void forwarded_notes(void (*add)(void *arg, const char *note), void *arg)
+{
+	static const struct { int sig; const char *name; } names[] = {
+		{ SIGTERM, "SIGTERM" }, { SIGHUP, "SIGHUP" }, { SIGINT, "SIGINT" },
+	};
+	char buf[128];
+	unsigned i;
+
+	for (i = 0; i < MR_ARRAY_SIZE(names); i++)
+		if (run_forwarded & (1 << names[i].sig)) {
+			snprintf(buf, sizeof(buf), "%s sent to %s was passed on to the command",
+				 names[i].name, mr_progname);
+			add(arg, buf);
+		}
+}
+
+static void note_line(void *arg, const char *note)
+{
+	fprintf((FILE *)arg, "note: %s\n", note);
+}
+
+static void print_human(FILE *out, struct mr_energy_source *src, char **cmd, int status,
+			double elapsed, const struct regions_out *ro,
+			const struct mr_residency *res)
+{
+	double total = 0, left_uj = 0;
 	unsigned i;
 
 	if (cmd)
-		printf("command   %s ... exit %d\n", cmd[0], status);
-	printf("elapsed   %.3f s\n", elapsed);
-	printf("source    %s: %s (%s)\n", src->ops->name, src->detail,
-	       src->ops->measured ? "measured" : "modelled");
-	printf("%-8s %-28s %14s %10s\n", "socket", "counter", "energy_J", "power_W");
+		fprintf(out, "command   %s ... exit %d\n", cmd[0], status);
+	fprintf(out, "elapsed   %.3f s\n", elapsed);
+	fprintf(out, "source    %s: %s (%s)\n", src->ops->name, src->detail,
+		src->ops->measured ? "measured" : "modelled");
+	fprintf(out, "%-8s %-28s %14s %10s\n", "socket", "counter", "energy_J", "power_W");
 	for (i = 0; i < src->nr_counters; i++) {
 		const struct mr_energy_counter *c = &src->counters[i];
 
 		total += c->energy_uj;
-		printf("%-8d %-28s %14.6f %10.3f\n", c->socket, c->label, c->energy_uj / 1e6,
-		       elapsed > 0 ? c->energy_uj / 1e6 / elapsed : 0);
+		fprintf(out, "%-8d %-28s %14.6f %10.3f\n", c->socket, c->label,
+			c->energy_uj / 1e6, elapsed > 0 ? c->energy_uj / 1e6 / elapsed : 0);
 	}
-	printf("%-8s %-28s %14.6f %10.3f\n", "total", "", total / 1e6,
-	       elapsed > 0 ? total / 1e6 / elapsed : 0);
+	fprintf(out, "%-8s %-28s %14.6f %10.3f\n", "total", "", total / 1e6,
+		elapsed > 0 ? total / 1e6 / elapsed : 0);
 	for (i = 0; i < src->nr_notes; i++)
-		printf("note: %s\n", src->notes[i]);
+		fprintf(out, "note: %s\n", src->notes[i]);
+	forwarded_notes(note_line, out);
 	if (!ro)
 		return;
-	printf("\n%-7s %-5s %10s %-16s %9s %9s %9s %12s %12s\n", "region", "node", "size",
-	       "devices", "active_W", "low_W", "low_pct", "energy_J", "saving_J");
+	fprintf(out, "\n%-7s %-5s %10s %-16s %9s %9s %9s %12s %12s\n", "region", "node",
+		"size", "devices", "active_W", "low_W", "low_pct", "energy_J", "saving_J");
 	for (i = 0; i < ro->model.nr_regions; i++) {
 		const struct mr_region_power *p = &ro->model.regions[i];
 		const struct mr_region_energy *e = &ro->energy[i];
@@ -228,28 +351,40 @@ static void print_human(struct mr_energy_source *src, char **cmd, int status, do
 		else
 			snprintf(dev, sizeof(dev), "%.1f (%s)", p->devices,
 				 mr_devices_from_name(p->devices_from));
-		printf("%-7u %-5d %10s %-16s %9.3f %9.3f %8.1f%% %12.6f %12.6f%s\n", p->id, p->node,
-		       size, dev, p->active_mw / 1e3, p->low_mw / 1e3, e->low_fraction * 100,
-		       e->energy_uj / 1e6, e->saving_uj / 1e6, p->offline ? " offline" : "");
+		fprintf(out, "%-7u %-5d %10s %-16s %9.3f %9.3f %8.1f%% %12.6f %12.6f%s\n",
+			p->id, p->node, size, dev, p->active_mw / 1e3, p->low_mw / 1e3,
+			e->low_fraction * 100, e->energy_uj / 1e6, e->saving_uj / 1e6,
+			p->offline ? " offline" : "");
 	}
-	printf("per-region energy: %s\n", region_label(ro));
+	left_uj = unattributed_uj(src, ro);
+	/* In the energy_J column: 72 characters of the columns before it. */
+	if (left_uj != 0)
+		fprintf(out, "%-72s%12.6f\n", "not attributed to regions", left_uj / 1e6);
+	fprintf(out, "per-region energy: %s; the rows%s add up to the total above\n",
+		region_label(ro), left_uj != 0 ? " and the energy not attributed" : "");
 	if (res && res->scope != MR_RESIDENCY_NONE)
-		printf("residency: %s access data from %s, interval %llu us; low-power residency "
-		       "and saving are upper bounds (gaps shorter than the interval are not seen)%s\n",
-		       mr_residency_scope_name(res->scope), res->from,
-		       (unsigned long long)res->interval_us,
-		       res->scope == MR_RESIDENCY_PROCESS ?
-		       "; process-scoped: other processes' accesses are not seen" : "");
+		fprintf(out, "residency: %s access data from %s, interval %llu us; low-power "
+			"residency and saving are upper bounds (gaps shorter than the interval "
+			"are not seen)%s\n", mr_residency_scope_name(res->scope), res->from,
+			(unsigned long long)res->interval_us,
+			res->scope == MR_RESIDENCY_PROCESS ?
+			"; process-scoped: other processes' accesses are not seen" : "");
 	else
-		printf("residency: no access data: every online region counted active\n");
+		fprintf(out, "residency: no access data: every online region counted active\n");
 	if (ro->map_note[0])
-		printf("note: %s\n", ro->map_note);
+		fprintf(out, "note: %s\n", ro->map_note);
 	for (i = 0; i < ro->model.nr_notes; i++)
-		printf("note: %s\n", ro->model.notes[i]);
+		fprintf(out, "note: %s\n", ro->model.notes[i]);
 }
 
-static void print_json(struct mr_energy_source *src, char **cmd, int status, double elapsed,
-		       const struct regions_out *ro, const struct mr_residency *res)
+static void note_json(void *arg, const char *note)
+{
+	json_object_array_add((struct json_object *)arg, json_object_new_string(note));
+}
+
+static void print_json(FILE *out, struct mr_energy_source *src, char **cmd, int status,
+		       double elapsed, const struct regions_out *ro,
+		       const struct mr_residency *res)
 {
 	struct json_object *o = json_object_new_object(), *a, *x;
 	double total = 0;
@@ -288,6 +423,7 @@ static void print_json(struct mr_energy_source *src, char **cmd, int status, dou
 	a = json_object_new_array();
 	for (i = 0; i < src->nr_notes; i++)
 		json_object_array_add(a, json_object_new_string(src->notes[i]));
+	forwarded_notes(note_json, a);
 	if (ro) {
 		struct json_object *r = json_object_new_array();
 
@@ -322,6 +458,8 @@ static void print_json(struct mr_energy_source *src, char **cmd, int status, dou
 		json_object_object_add(x, "calibration", json_object_new_string(
 			!ro->calibrated ? "none" : ro->cal.per_socket ? "per-socket" : "total"));
 		json_object_object_add(x, "calibration_factor", json_object_new_double(ro->scale));
+		json_object_object_add(x, "unattributed_uj",
+				       json_object_new_double(unattributed_uj(src, ro)));
 		if (ro->calibrated) {
 			struct json_object *sf = json_object_new_array();
 
@@ -346,27 +484,29 @@ static void print_json(struct mr_energy_source *src, char **cmd, int status, dou
 			json_object_array_add(a, json_object_new_string(ro->model.notes[i]));
 	}
 	json_object_object_add(o, "notes", a);
-	mr_cli_print_json(o);
+	fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+					     JSON_C_TO_STRING_NOSLASHESCAPE), out);
+	fputc('\n', out);
 	json_object_put(o);
 }
 
-static int sample_loop(struct mr_energy_source *src, uint64_t interval_ms, uint64_t count,
-		       bool json)
+static int sample_loop(FILE *out, struct mr_energy_source *src, uint64_t interval_ms,
+		       uint64_t count, bool json)
 {
 	double prev[MR_ENERGY_MAX_SOCKETS], t0 = now_s(), t_prev = t0;
 	uint64_t n;
 	unsigned i;
 
 	if (!json) {
-		printf("%10s", "time_s");
+		fprintf(out, "%10s", "time_s");
 		for (i = 0; i < src->nr_counters; i++) {
 			char h[32];
 
 			snprintf(h, sizeof(h), "socket%d_W", src->counters[i].socket);
-			printf("  %12s", h);
+			fprintf(out, "  %12s", h);
 		}
-		printf("  %10s  (%s, %s)\n", "total_W", src->ops->name,
-		       src->ops->measured ? "measured" : "modelled");
+		fprintf(out, "  %10s  (%s, %s)\n", "total_W", src->ops->name,
+			src->ops->measured ? "measured" : "modelled");
 	}
 	for (i = 0; i < src->nr_counters; i++)
 		prev[i] = 0;
@@ -395,17 +535,66 @@ static int sample_loop(struct mr_energy_source *src, uint64_t interval_ms, uint6
 				json_object_array_add(a, json_object_new_double(w[i]));
 			json_object_object_add(o, "socket_power_w", a);
 			json_object_object_add(o, "total_power_w", json_object_new_double(total));
-			printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+			fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), out);
+			fputc('\n', out);
 			json_object_put(o);
 		} else {
-			printf("%10.3f", t - t0);
+			fprintf(out, "%10.3f", t - t0);
 			for (i = 0; i < src->nr_counters; i++)
-				printf("  %12.3f", w[i]);
-			printf("  %10.3f\n", total);
+				fprintf(out, "  %12.3f", w[i]);
+			fprintf(out, "  %10.3f\n", total);
 		}
-		fflush(stdout);
+		fflush(out);
 	}
 	return MR_EXIT_OK;
+}
+
+/*
+ * -o FILE: opened before COMMAND runs, so a path that cannot be written fails before
+ * any work, but emptied only when the report is written: a run that fails leaves
+ * the previous report in place. Not inherited by COMMAND.
+ */
+static FILE *output_open(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+	FILE *f;
+
+	if (fd < 0) {
+		mr_error(-errno, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		mr_error(-errno, "%s: %s", path, strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
+/* Empty a regular -o FILE before the report is written (a pipe or tty has nothing to empty). */
+static int output_begin(FILE *out, const char *path)
+{
+	struct stat st;
+
+	if (!path || fstat(fileno(out), &st) || !S_ISREG(st.st_mode))
+		return 0;
+	if (ftruncate(fileno(out), 0))
+		return mr_error(-errno, "%s: %s", path, strerror(errno));
+	return 0;
+}
+
+/* Flush (and close -o FILE): a full disk is an error, as perf checks stdout. */
+static int output_finish(FILE **out, const char *path, int status)
+{
+	int bad = fflush(*out) != 0 || ferror(*out);
+
+	if (path && fclose(*out) != 0)
+		bad = 1;
+	*out = NULL;
+	if (bad)
+		return mr_cli_fail("error writing the report to %s: %s",
+				   path ? path : "standard error", strerror(errno));
+	return status;
 }
 
 int mr_cmd_energy(int argc, char **argv)
@@ -420,10 +609,13 @@ int mr_cmd_energy(int argc, char **argv)
 		{ "sample", no_argument, NULL, 'S' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *source = "auto", *root = NULL, *record = NULL, *residency = NULL;
+	const char *output = NULL;
+	FILE *out = NULL;
 	struct mr_energy_opts opts = { 0 };
 	struct mr_energy_source src;
 	struct mr_residency res = { 0 };
@@ -434,8 +626,9 @@ int mr_cmd_energy(int argc, char **argv)
 	int c, status = 0, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+ho:", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'o': output = optarg; break;
 		case 's': source = optarg; break;
 		case 'e': opts.event = optarg; break;
 		case 'r': root = optarg; break;
@@ -470,12 +663,21 @@ int mr_cmd_energy(int argc, char **argv)
 	if (record && residency)
 		return mr_cli_usage(argv[0], "--record and --residency both give residency: "
 				    "choose one");
+	if (output && !output[0])
+		return mr_cli_usage(argv[0], "--output: empty file name");
 	if (mr_root_set(root))
 		return mr_cli_fail("%s", mr_last_error());
 	if (residency) {
 		if (mr_residency_read_json(residency, &res))
 			return mr_cli_fail("%s", mr_last_error());
 		have_res = true;
+	}
+	/* The command's stdout is its own: the report goes to stderr, as perf stat's.
+	 * --sample has no command: its lines go to stdout. */
+	out = output ? output_open(output) : sample ? stdout : stderr;
+	if (!out) {
+		mr_residency_free(&res);
+		return mr_cli_fail("%s", mr_last_error());
 	}
 	if (!sample && interval_ms)
 		opts.sample_period_ms = interval_ms;
@@ -487,6 +689,8 @@ int mr_cmd_energy(int argc, char **argv)
 		for (i = 0; i < src.nr_notes; i++)
 			fprintf(stderr, "%s: %s\n", mr_progname, src.notes[i]);
 		mr_residency_free(&res);
+		if (output)
+			fclose(out);
 		return mr_cli_fail("energy source %s: %s", source, msg);
 	}
 	if (sample && !interval_ms)
@@ -496,10 +700,15 @@ int mr_cmd_energy(int argc, char **argv)
 		goto out;
 	}
 	if (sample) {
-		ret = sample_loop(&src, interval_ms, count, json);
+		if (output_begin(out, output)) {
+			ret = mr_cli_fail("%s", mr_last_error());
+			goto out;
+		}
+		ret = sample_loop(out, &src, interval_ms, count, json);
 		mr_energy_stop(&src);
 		if (ret == MR_EXIT_OK)
-			ret = mr_cli_finish(MR_EXIT_OK);
+			ret = output ? output_finish(&out, output, MR_EXIT_OK) :
+				       mr_cli_finish(MR_EXIT_OK);
 		goto out;
 	}
 	t0 = now_s();
@@ -527,14 +736,20 @@ int mr_cmd_energy(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (output_begin(out, output)) {
+		ret = mr_cli_fail("%s", mr_last_error());
+		goto out;
+	}
 	if (json)
-		print_json(&src, argv + optind, status, elapsed, have_ro ? &ro : NULL,
+		print_json(out, &src, argv + optind, status, elapsed, have_ro ? &ro : NULL,
 			   have_res ? &res : NULL);
 	else
-		print_human(&src, argv + optind, status, elapsed, have_ro ? &ro : NULL,
+		print_human(out, &src, argv + optind, status, elapsed, have_ro ? &ro : NULL,
 			    have_res ? &res : NULL);
-	ret = mr_cli_finish(status);
+	ret = output_finish(&out, output, status);
 out:
+	if (output && out)
+		fclose(out);
 	if (have_ro)
 		regions_free(&ro);
 	mr_residency_free(&res);

@@ -21,9 +21,9 @@ expect_eq "powercap socket 0 J" 2.500000 "$(socket_j "$tmp/out" 0)"
 expect_eq "powercap socket 1 J (wrapped)" 0.001851 "$(socket_j "$tmp/out" 1)"
 expect_eq "powercap total J" 2.501851 "$(total_j "$tmp/out")"
 
-# JSON: the same kind of figures in stable fields (socket 0: +100000 uJ).
+# JSON: the same kind of figures in stable fields (socket 0: +100000 uJ), on stderr.
 "$MEMREGCTL" energy --root "$M" --json -- sh -c "echo 3600000 > '$PC/intel-rapl:0:0/energy_uj'" \
-	| tr -d ' \n' > "$tmp/json"
+	2>&1 > /dev/null | tr -d ' \n' > "$tmp/json"
 expect_grep "json socket 0 energy_uj" '"socket":0,"counter":"intel-rapl:0:0","energy_uj":100000' "$tmp/json"
 expect_grep "json source" '"source":"powercap","source_detail"' "$tmp/json"
 expect_grep "json measured" '"measured":true' "$tmp/json"
@@ -74,6 +74,7 @@ expect_grep "labelled modelled and calibrated" "modelled (DDR4-2400.*calibrated 
 expect_grep "says why not per socket" "not per socket: region 0 (node 0) has no known socket" "$tmp/out"
 expect_grep "labelled an upper bound" "upper bounds" "$tmp/out"
 expect_grep "devices from DMI" "36.0 (dmi)" "$tmp/out"
+expect_rows_add_up "calibrated to the total: rows and total" "$tmp/out"
 
 # Per socket: with nodeN/cpulist, node 0 -> cpus 0-1 -> package 0 and node 1 -> cpus
 # 2-3 -> package 1, so each region is scaled to its own socket's RAPL figure:
@@ -89,8 +90,10 @@ expect_eq "per socket: region 0 J (socket 0)" 1.000000 "$(region_col "$tmp/out" 
 expect_eq "per socket: region 1 J (socket 1)" 0.500000 "$(region_col "$tmp/out" 1 10)"
 expect_eq "per socket: region 0 saving J" 0.181677 "$(region_col "$tmp/out" 0 11)"
 expect_grep "labelled per socket" "calibrated per socket to the measured energy: socket 0 x.* (1 region(s)), socket 1 x.* (1 region(s))" "$tmp/out"
-"$MEMREGCTL" energy --root "$M" --residency "$tmp/res.json" --json -- sh -c "
-	echo 6600000 > '$PC/intel-rapl:0:0/energy_uj'" | tr -d ' \n' > "$tmp/json"
+expect_rows_add_up "per socket: rows and total" "$tmp/out"
+"$MEMREGCTL" energy --root "$M" --residency "$tmp/res.json" --json -o "$tmp/json.out" -- sh -c "
+	echo 6600000 > '$PC/intel-rapl:0:0/energy_uj'"
+tr -d ' \n' < "$tmp/json.out" > "$tmp/json"
 expect_grep "json calibration per-socket" '"calibration":"per-socket"' "$tmp/json"
 expect_grep "json region socket" '"id":1,"node":1,"socket":1' "$tmp/json"
 # A memory-only node (no CPUs) cannot be put on a socket: back to the total, labelled.
@@ -99,6 +102,7 @@ expect_grep "json region socket" '"id":1,"node":1,"socket":1' "$tmp/json"
 	echo 7600000 > '$PC/intel-rapl:0:0/energy_uj'" > "$tmp/out" 2>&1
 expect_grep "memory-only node: total, with the reason" "calibrated to the measured total (factor .*), not per socket: region 1 (node 1) has no known socket (node 1 has no CPUs (memory only))" "$tmp/out"
 expect_eq "total calibration: region 0 J" 0.458363 "$(region_col "$tmp/out" 0 10)"
+expect_rows_add_up "memory-only node: rows and total" "$tmp/out"
 
 # Process-scoped residency is labelled so.
 sed 's/physical/process/' "$tmp/res.json" > "$tmp/res-p.json"

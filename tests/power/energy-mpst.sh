@@ -29,7 +29,13 @@ s0=$(region_col "$tmp/out" 0 11)
 expect_eq "E3 / E1" 0.1200 "$(awk -v a="$e3" -v b="$e1" 'BEGIN { printf "%.4f", a / b }')"
 expect_eq "E0 / E1" 0.5600 "$(awk -v a="$e0" -v b="$e1" 'BEGIN { printf "%.4f", a / b }')"
 expect_eq "saving0 / E1" 0.4400 "$(awk -v a="$s0" -v b="$e1" 'BEGIN { printf "%.4f", a / b }')"
-"$MEMREGCTL" energy --root "$M" --residency "$tmp/res.json" --json -- true | tr -d ' \n' > "$tmp/json"
+# One total: the model source's per-node table is its regions' sums, residency
+# applied (it used to be every region active: 20.2 J beside rows of 4.7 J).
+expect_rows_add_up "residency: rows and total" "$tmp/out"
+expect_grep "residency: the source says residency is applied" \
+	"^source    model: modelled, per region with low-power residency from the access data, MPST power states (modelled)$" "$tmp/out"
+"$MEMREGCTL" energy --root "$M" --residency "$tmp/res.json" --json -- true 2>&1 > /dev/null |
+	tr -d ' \n' > "$tmp/json"
 expect_grep "json power_from mpst" '"power_from":"mpst"' "$tmp/json"
 expect_grep "json low_state 1" '"low_state":1' "$tmp/json"
 expect_grep "json upper bound flag" '"saving_is_upper_bound":true' "$tmp/json"
@@ -46,6 +52,16 @@ if [ -x "$MK" ]; then
 	expect_eq "record: region 7 residency (idle)" 100.0% "$(region_col "$tmp/out" 7 9)"
 	expect_grep "record: labelled physical, from the file" \
 		"residency: physical access data from $tmp/phys.rec (damon backend, 4 intervals), interval 100000 us" "$tmp/out"
+	expect_rows_add_up "record: rows and total" "$tmp/out"
+	# Node 0's line is its regions' sum (region 0 busy, regions 1-3 idle), to the
+	# rounding of four rows.
+	n0=$(region_rows "$tmp/out" | awk '$2 == 0 { s += $10 } END { printf "%.6f", s }')
+	l0=$(awk '$1 == "0" && $2 == "node" { print $5 }' "$tmp/out")
+	if awk -v a="$n0" -v b="$l0" 'BEGIN { d = a - b; exit !(b != "" && d <= 0.000004 && d >= -0.000004) }'; then
+		pass "record: node 0 ($l0 J) is its regions' sum"
+	else
+		fail "record: node 0 is '$l0' J, its regions add up to $n0 J"
+	fi
 	# A process record whose process is gone: refused, saying what to record.
 	"$MK" "$tmp/proc.rec" process || fail "mk-phys-record process"
 	"$MEMREGCTL" energy --root "$M" --record "$tmp/proc.rec" -- true > "$tmp/out" 2>&1

@@ -22,6 +22,16 @@ grep -q "^region " /tmp/energy.out || fail "no per-region table"
 grep -q "upper bounds" /tmp/energy.out || fail "saving not labelled an upper bound"
 awk '/^region /{f=1; next} f && $1 == 0 { print $9 }' /tmp/energy.out | grep -q "100.0%" ||
 	fail "region 0 not 100% low-power with every interval idle"
+# One total: the regions add up to it (each row rounded to 1 uJ).
+awk '/^total / { t = $2 } /^per-region energy:/ { f = 0 } f && /^[0-9]/ { s += $10; n++ }
+	/^region / { f = 1 }
+	END { d = s - t; if (d < 0) d = -d; exit !(n > 0 && d <= n * 0.000001) }' /tmp/energy.out ||
+	fail "the region rows do not add up to the total"
+
+# The report is on stderr: stdout is the command's alone.
+memregctl energy -- echo hello > /tmp/energy.stdout 2> /tmp/energy.out || fail "energy -- echo failed"
+[ "$(cat /tmp/energy.stdout)" = hello ] || fail "stdout is not the command's alone: $(cat /tmp/energy.stdout)"
+grep -q "^command   echo ... exit 0$" /tmp/energy.out || fail "no report on stderr"
 
 memregctl energy --sample --interval 200 --count 2 > /tmp/energy.out 2>&1 || fail "--sample failed"
 cat /tmp/energy.out

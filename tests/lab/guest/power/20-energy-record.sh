@@ -37,7 +37,17 @@ check_regions() {
 		f && !/^[0-9]/ { f=0 } END { print n + 0 }' "$1")
 	[ "$n" -ge 1 ] || fail "no region row with a residency and an energy"
 	echo "regions with energy and residency: $n"
-	grep -q "^per-region energy: modelled (" "$1" || fail "per-region energy not labelled modelled"
+	grep -q "^per-region energy: modelled (.*; the rows add up to the total above$" "$1" ||
+		fail "per-region energy not labelled modelled, adding up to the total"
+	# One total: the region rows (energy_J, each rounded to 1 uJ) add up to it, with
+	# nothing left unattributed (the model source's total is the regions' energy).
+	grep -q "^not attributed to regions " "$1" && fail "energy not attributed to regions"
+	awk '/^total / { t = $2 } /^per-region energy:/ { f = 0 }
+		f && /^[0-9]/ { s += $10; n++ } /^region / { f = 1 }
+		END { d = s - t; if (d < 0) d = -d
+		      printf "total %.6f J, %d region rows add up to %.6f J\n", t, n, s
+		      exit !(n > 0 && d <= n * 0.000001) }' "$1" ||
+		fail "the region rows do not add up to the total"
 	grep -q "upper bounds (gaps shorter than the interval are not seen)" "$1" ||
 		fail "residency not labelled an upper bound"
 }
