@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -40,9 +41,13 @@ int mr_residency_read_json(const char *path, struct mr_residency *res)
 	int ret = 0;
 
 	memset(res, 0, sizeof(*res));
+	if (access(path, R_OK) < 0)
+		return mr_error(-errno, "%s: %s", path, strerror(errno));
 	root = json_object_from_file(path);
-	if (!root)
-		return mr_error(-EINVAL, "%s: not a JSON file: %s", path, json_util_get_last_err());
+	if (!root) {
+		/* json-c's message ends in a newline and repeats the path: not ours */
+		return mr_error(-EINVAL, "%s: not a JSON file", path);
+	}
 	if (!json_object_is_type(root, json_type_object) ||
 	    !json_object_object_get_ex(root, "scope", &v) || !json_object_is_type(v, json_type_string)) {
 		ret = mr_error(-EINVAL, "%s: no \"scope\" string", path);

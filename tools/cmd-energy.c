@@ -28,7 +28,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: memregctl energy [OPTIONS] -- COMMAND [ARG...]\n"
-"       memregctl energy --sample [--interval MS] [--count N] [OPTIONS]\n"
+"       memregctl energy --sample [--interval TIME] [--count N] [OPTIONS]\n"
 "Run COMMAND and report the DRAM energy it took: elapsed time, energy (J) and\n"
 "average power (W) per socket and in total, and where it came from. The report\n"
 "goes to standard error (or -o FILE); standard output is COMMAND's alone. The\n"
@@ -42,7 +42,7 @@ static void usage(FILE *f)
 "                    says which it picked and why the others were not usable)\n"
 "  --event NAME      perf event: energy-ram (default) or rapl::RAPL_ENERGY_DRAM\n"
 "  --root DIR        read a captured machine under DIR (also MEMREG_ROOT)\n"
-"  --interval MS     counter read period (default: from the counter ranges);\n"
+"  --interval TIME   counter read period (default: from the counter ranges);\n"
 "                    with --sample, the time between lines (default 1000)\n"
 "  --residency FILE  per-region low-power residency (JSON, see docs/energy.md):\n"
 "                    adds per-region energy and the saving against all active\n"
@@ -625,8 +625,7 @@ int mr_cmd_energy(int argc, char **argv)
 	double t0, elapsed;
 	int c, status = 0, ret;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+ho:", longopts, NULL)) != -1) {
+	while ((c = mr_cli_getopt(argc, argv, "+ho:", longopts)) != -1) {
 		switch (c) {
 		case 'o': output = optarg; break;
 		case 's': source = optarg; break;
@@ -636,12 +635,17 @@ int mr_cmd_energy(int argc, char **argv)
 		case 'D': residency = optarg; break;
 		case 'S': sample = true; break;
 		case 'j': json = true; break;
-		case 'i':
-			if (mr_parse_u64(optarg, &interval_ms) || interval_ms == 0 ||
-			    interval_ms > 86400000)
-				return mr_cli_usage(argv[0], "--interval: '%s' is not a number of "
-						    "milliseconds (1..86400000)", optarg);
+		case 'i': {
+			uint64_t us;
+
+			/* a unit, or a bare number of milliseconds as before */
+			if (mr_parse_duration_us(optarg, 1000, &us) || us < 1000 ||
+			    us > 86400000000ull || us % 1000)
+				return mr_cli_usage(argv[0], "--interval: bad time '%s' (1ms to 1d, "
+						    "whole milliseconds: 500ms, 2s)", optarg);
+			interval_ms = us / 1000;
 			break;
+		}
 		case 'c':
 			if (mr_parse_u64(optarg, &count) || count == 0)
 				return mr_cli_usage(argv[0], "--count: '%s' is not a positive number",
@@ -651,7 +655,7 @@ int mr_cmd_energy(int argc, char **argv)
 			usage(stdout);
 			return mr_cli_finish(MR_EXIT_OK);
 		default:
-			return mr_cli_usage(argv[0], "unknown option");
+			return MR_EXIT_USAGE;
 		}
 	}
 	if (sample && optind < argc)
@@ -732,7 +736,7 @@ int mr_cmd_energy(int argc, char **argv)
 		have_res = true;
 		have_ro = true;
 		if (model_regions(&ro, &res, record, elapsed, &src)) {
-			ret = mr_cli_fail("power model: %s", mr_last_error());
+			ret = mr_cli_fail("%s", mr_last_error());
 			goto out;
 		}
 	}

@@ -11,7 +11,8 @@ check() { # WHAT STATUS PATTERN -- ARGS...
 }
 check "unknown source" 1 "unknown energy source 'bogus'" -- --root "$M" --source bogus -- true
 check "no command" 2 "no command given" -- --root "$M"
-check "bad interval" 2 "--interval: 'abc'" -- --root "$M" --interval abc -- true
+check "bad interval" 2 "--interval: bad time 'abc'" -- --root "$M" --interval abc -- true
+check "interval below 1 ms" 2 "--interval: bad time '0.5ms'" -- --root "$M" --interval 0.5ms -- true
 check "count without sample" 2 "--count needs --sample" -- --root "$M" --count 2 -- true
 check "missing root" 1 "/nonexistent" -- --root /nonexistent -- true
 echo '{"scope":"physical"}' > "$tmp/bad.json"
