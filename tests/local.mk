@@ -23,3 +23,9 @@ if ENABLE_TESTS
 TESTS += tests/unit/cli-errors.sh
 endif
 EXTRA_DIST += tests/unit/cli-errors.sh
+
+# The manual pages against --help (and memregctl help's command list).
+if ENABLE_TESTS
+TESTS += tests/unit/man-help.sh
+endif
+EXTRA_DIST += tests/unit/man-help.sh
