@@ -46,7 +46,6 @@ EXTRA_DIST += tests/alloc/preload.sh tests/alloc/stress.sh tests/alloc/sites.sh 
 	tests/alloc/realprog-python.sh
 
 tools_memregctl_SOURCES += tools/cmd-alloc-stats.c
-dist_man_MANS += man/memregctl-alloc-stats.1 man/libmemreg.3
 
 # `make fuzz`: the libFuzzer target (ASan + UBSan) on the allocator's entry points,
 # compiled in under mrz_* names so they do not replace the sanitizer's malloc.

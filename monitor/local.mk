@@ -90,8 +90,6 @@ monitor_memreg_accessgen_LDADD = libmrcommon.la
 accessgenconfigdir = $(pkgdatadir)/configs
 dist_accessgenconfig_DATA = monitor/configs/stairs monitor/configs/zigzag
 
-dist_man_MANS += man/memregctl-record.1 man/memregctl-report.1 man/memreg-record.5 man/memregctl-profile.1 \
-	man/memreg-accessgen.1
 EXTRA_DIST += docs/monitor.md docs/img tests/lab/guest/monitor bench/profile-hotset.sh
 
 # The overhead benchmark, installed so the lab guest can run it too.

@@ -27,5 +27,4 @@ tests_power_test_model_LDADD = $(MR_TEST_LDADD)
 TESTS += tests/power/test-energy tests/power/test-model
 endif
 
-dist_man_MANS += man/memregctl-energy.1
 EXTRA_DIST += docs/energy.md

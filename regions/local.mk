@@ -8,7 +8,6 @@ libmrcore_la_SOURCES = \
 	regions/src-fixed.c regions/src-hwloc.c regions/occupancy.c
 libmrcore_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(HWLOC_CFLAGS) $(NUMA_CFLAGS)
 libmrcore_la_LIBADD = libmrcommon.la $(JSONC_LIBS) $(HWLOC_LIBS) $(NUMA_LIBS) $(PFM_LIBS)
-dist_man_MANS += man/memregctl.1 man/memregctl-regions.1
 
 if ENABLE_TESTS
 # Fixture machines (tests/fixtures/NAME): the checked-in text tree in the Linux layout,

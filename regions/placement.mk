@@ -3,8 +3,6 @@
 libmrcore_la_SOURCES += regions/placement.h regions/pagemap.c regions/move.c regions/blocks.c
 tools_memregctl_SOURCES += tools/cli-region.h tools/cli-region.c \
 	tools/cmd-where.c tools/cmd-move.c tools/cmd-offline.c tools/cmd-online.c
-dist_man_MANS += man/memregctl-where.1 man/memregctl-move.1 \
-	man/memregctl-offline.1 man/memregctl-online.1
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/unit/test-placement
