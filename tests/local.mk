@@ -24,8 +24,9 @@ TESTS += tests/unit/cli-errors.sh
 endif
 EXTRA_DIST += tests/unit/cli-errors.sh
 
-# The manual pages against --help (and memregctl help's command list).
+# The manual pages against --help (and memregctl help's command list); the bash
+# completion (completion/local.mk).
 if ENABLE_TESTS
-TESTS += tests/unit/man-help.sh
+TESTS += tests/unit/man-help.sh tests/unit/completion.sh
 endif
-EXTRA_DIST += tests/unit/man-help.sh
+EXTRA_DIST += tests/unit/man-help.sh tests/unit/completion.sh
