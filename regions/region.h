@@ -81,8 +81,14 @@ struct mr_occupancy {
  * @node:	NUMA node the region lies in, -1 if unknown or spanning several.
  * @mpst_node_id: the MPST power node id, -1 when the region is not from MPST.
  * @mpst_flags:	MR_MPST_* of the power node.
- * @ranges:	physical ranges, sorted, non-overlapping within the region.
- * @size_bytes:	sum of the ranges' sizes.
+ * @ranges:	physical ranges, sorted, non-overlapping within the region. None when
+ *		the span is unknown (mr_region_span_known()): a NUMA node on a kernel
+ *		without memory blocks that /proc/zoneinfo does not describe. No physical
+ *		address maps to such a region, it has no blocks, and its occupancy is
+ *		per node.
+ * @size_bytes:	bytes of memory the region holds: the ranges' sum, except for NUMA
+ *		nodes without memory blocks, where it is the node's MemTotal and the
+ *		ranges are its zones' spans (holes included) or none.
  * @states:	power states; empty when firmware describes none.
  * @components:	MPST physical component ids (DIMMs etc.).
  * @blocks:	ids of the memory blocks (/sys/devices/system/memory/memoryN)
@@ -141,6 +147,12 @@ struct mr_discover_opts {
 					 * for callers that must stay cheap, or that run
 					 * threads (hwloc is pointed at the root with setenv) */
 };
+
+/* False for a region with a size but no known physical address range. */
+static inline bool mr_region_span_known(const struct mr_region *r)
+{
+	return r->nr_ranges > 0;
+}
 
 #define mr_for_each_region(map, r) \
 	for ((r) = (map)->regions; (r) < (map)->regions + (map)->nr_regions; (r)++)

@@ -116,7 +116,8 @@ static void print_table(const struct mr_region_map *map)
 					 r->ranges[i].start,
 					 r->ranges[i].start + r->ranges[i].size - 1);
 			else
-				range[0] = '\0';
+				snprintf(range, sizeof(range), "%s",
+					 i || mr_region_span_known(r) ? "" : "unknown");
 			if (i < r->nr_states)
 				format_state(&r->states[i], state, sizeof(state));
 			else
