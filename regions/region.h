@@ -167,4 +167,14 @@ const struct mr_region *mr_region_of_phys(const struct mr_region_map *map, uint6
 const char *mr_source_name(enum mr_source source);
 int mr_source_parse(const char *name, enum mr_source *out);
 
+/* "src-fixed.c" */
+
+/* The smallest fixed region: the largest base page size Linux uses (arm64, ppc64), so
+ * that a region holds at least one page everywhere. Power regions are ranks and DIMMs
+ * (GiBs); slices much smaller only cost memory and time. */
+#define MR_FIXED_MIN_BYTES (UINT64_C(64) << 10)
+/* 0 when @size_bytes can slice the fixed source: a multiple of this machine's page
+ * size and at least MR_FIXED_MIN_BYTES; -EINVAL with mr_error() saying why. */
+int mr_fixed_size_check(uint64_t size_bytes);
+
 #endif
