@@ -441,63 +441,24 @@ void mr_power_model_read_offline(struct mr_power_model *m, const struct mr_regio
 	}
 }
 
-int mr_power_node_map(struct mr_region_map *map)
+/* Why some regions carry no physical addresses (NUMA nodes without memory blocks that
+ * /proc/zoneinfo does not describe), in @why; "" when every region has them. */
+static void unspanned_why(const struct mr_region_map *map, char *why, size_t len)
 {
-	int nodes[1024];
-	unsigned nr, i;
-	char buf[4096];
-	uint64_t start = 0;
-	int ret;
+	const struct mr_region *r;
+	size_t off = 0;
+	int n;
 
-	memset(map, 0, sizeof(*map));
-	ret = mr_root_read_str("/sys/devices/system/node/online", buf, sizeof(buf));
-	if (ret)
-		return ret;
-	ret = mr_energy_parse_cpulist(buf, nodes, MR_ARRAY_SIZE(nodes), &nr);
-	if (ret)
-		return mr_error_wrap(ret, "/sys/devices/system/node/online");
-	map->regions = calloc(nr ? nr : 1, sizeof(*map->regions));
-	if (!map->regions)
-		return mr_error(-ENOMEM, "out of memory");
-	map->source = MR_SOURCE_NUMA;
-	for (i = 0; i < nr; i++) {
-		struct mr_region *r = &map->regions[map->nr_regions];
-		char path[128], *data, *p;
-		unsigned long long kb;
-
-		ret = mr_root_read_file(mr_pathf(path, sizeof(path),
-				"/sys/devices/system/node/node%d/meminfo", nodes[i]), 1 << 20, &data, NULL);
-		if (ret)
-			goto fail;
-		p = strstr(data, "MemTotal:");
-		if (!p || sscanf(p, "MemTotal: %llu kB", &kb) != 1) {
-			free(data);
-			ret = mr_error(-EINVAL, "%s: no MemTotal line", path);
-			goto fail;
-		}
-		free(data);
-		if (!kb)
+	why[0] = '\0';
+	mr_for_each_region(map, r) {
+		if (mr_region_span_known(r) || off >= len)
 			continue;
-		r->id = map->nr_regions;
-		r->node = nodes[i];
-		r->mpst_node_id = -1;
-		r->size_bytes = kb * MR_KIB;
-		r->ranges = malloc(sizeof(*r->ranges));
-		if (!r->ranges) {
-			ret = mr_error(-ENOMEM, "out of memory");
-			goto fail;
-		}
-		/* Not the node's real addresses: only its size is known from meminfo. */
-		r->ranges[0].start = start;
-		r->ranges[0].size = r->size_bytes;
-		r->nr_ranges = 1;
-		start += r->size_bytes;
-		map->nr_regions++;
+		n = snprintf(why + off, len - off, "%snode %d", off ? ", " : "", r->node);
+		off = n < 0 ? len : off + (size_t)n;
 	}
-	return 0;
-fail:
-	mr_region_map_destroy(map);
-	return ret;
+	if (why[0] && off < len)
+		snprintf(why + off, len - off, ": no physical range (no memory blocks, not in "
+			 "/proc/zoneinfo)");
 }
 
 int mr_power_model_load(struct mr_power_model *m, struct mr_region_map *map,
@@ -511,10 +472,14 @@ int mr_power_model_load(struct mr_power_model *m, struct mr_region_map *map,
 	/* The model reads no hwloc attribute: skip loading the whole topology. */
 	ret = mr_region_map_discover(map, &(struct mr_discover_opts){ .skip_hwloc = true });
 	if (ret) {
+		/* `auto` stops at a broken MPST table: the nodes still give regions. */
 		snprintf(map_why, map_why_len, "%s", mr_last_error());
-		ret = mr_power_node_map(map);
+		ret = mr_region_map_discover(map, &(struct mr_discover_opts){
+			.source = MR_SOURCE_NUMA, .skip_hwloc = true });
 		if (ret)
 			return ret;
+	} else {
+		unspanned_why(map, map_why, map_why_len);
 	}
 	have_dmi = mr_dmi_memory_read(&dmi) == 0;
 	snprintf(dmi_why, dmi_why_len, "%s", have_dmi ? "" : mr_last_error());

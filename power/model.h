@@ -122,15 +122,12 @@ void mr_power_model_destroy(struct mr_power_model *m);
 /* Mark regions whose memory blocks are all offline (reads the root's sysfs). */
 void mr_power_model_read_offline(struct mr_power_model *m, const struct mr_region_map *map);
 
-/* A region map with one region per online NUMA node, from nodeN/meminfo, for when
- * region discovery is not available. */
-int mr_power_node_map(struct mr_region_map *map);
-
 /*
- * Discover the root's region map (one region per NUMA node when discovery fails), read
- * the SMBIOS memory devices, build @m on them and mark offline regions. @map_why gets
- * why discovery failed ("" when it did not), @dmi_why why DMI was not readable ("" when
- * it was). On error @map is destroyed.
+ * Discover the root's region map (the `numa` source when `auto` fails), read the SMBIOS
+ * memory devices, build @m on them and mark offline regions. @map_why gets why `auto`
+ * failed, or which regions have no physical range (NUMA nodes without memory blocks
+ * that /proc/zoneinfo does not describe); "" when neither. @dmi_why gets why DMI was
+ * not readable ("" when it was). On error @map is destroyed.
  */
 int mr_power_model_load(struct mr_power_model *m, struct mr_region_map *map,
 			char *map_why, size_t map_why_len, char *dmi_why, size_t dmi_why_len);

@@ -79,8 +79,12 @@ int mr_offline_plan(const struct mr_region_map *map, const struct mr_region *r,
 
 	memset(plan, 0, sizeof(*plan));
 	plan->action = MR_BLOCK_OFFLINE;
+	/* The kernel takes memory offline only block by block: without blocks (no memory
+	 * hot-plug) there is nothing to ask it for. */
 	if (!map->block_size_bytes)
-		return mr_error(-ENOTSUP, "this machine exports no memory blocks (%s)", BLOCK_DIR);
+		return mr_error(-ENOTSUP, "region %u: no memory blocks to take offline: there is "
+				"no %s (a kernel without memory hot-plug)%s", r->id, BLOCK_DIR,
+				mr_region_span_known(r) ? "" : "; its physical span is unknown too");
 	if (!r->nr_blocks)
 		return mr_error(-EINVAL, "region %u holds no whole memory block", r->id);
 	/* Planning touches nothing: a refusal drops the plan and leaves everything as

@@ -1,6 +1,6 @@
 /* Occupancy: what each region holds. As root, per page from /proc/kpageflags and
- * /proc/kpagecount over the region's PFNs; otherwise per node from the node's meminfo,
- * spread over the node's regions by size. */
+ * /proc/kpagecount over the region's PFNs; otherwise, and for regions without a known
+ * physical span, per node from the node's meminfo, spread over its regions by size. */
 #include "config.h"
 
 #include <errno.h>
@@ -110,6 +110,7 @@ static int count_range(struct kpf *k, uint64_t pfn, uint64_t nr, struct mr_occup
 	return 0;
 }
 
+/* Regions without a known span are left to by_node(): no PFN is theirs. */
 static int by_page(struct mr_region_map *map)
 {
 	struct kpf k = { .count_fd = -1 };
@@ -134,6 +135,8 @@ static int by_page(struct mr_region_map *map)
 		if (ret)
 			break;
 		memset(&r->occ, 0, sizeof(r->occ));
+		if (!mr_region_span_known(r))
+			continue;
 		r->occ.granularity = MR_OCC_PAGE;
 		for (i = 0; i < r->nr_ranges && !ret; i++) {
 			uint64_t first = r->ranges[i].start / k.page_bytes;
@@ -150,29 +153,60 @@ static int by_page(struct mr_region_map *map)
 	return ret;
 }
 
-/* Each node's meminfo split over its regions in proportion to their size. */
-static void by_node(struct mr_region_map *map, const struct mr_machine *m)
+/* Index of @node in the machine's nodes (sorted by node number), or -1. */
+static int node_index(const struct mr_machine *m, int node)
+{
+	unsigned lo = 0, hi = m->nr_nodes, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (m->nodes[mid].node < node)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->nr_nodes && m->nodes[lo].node == node ? (int)lo : -1;
+}
+
+/*
+ * Each node's meminfo split over its regions in proportion to their size; with
+ * @unknown_only, only the regions without a known span get it (the rest were counted
+ * per page). One pass to sum each node's regions, one to share out: linear in the
+ * regions (64 KiB fixed slices are hundreds of thousands of them).
+ */
+static void by_node(struct mr_region_map *map, const struct mr_machine *m, bool unknown_only)
 {
 	unsigned i, nr_unknown = 0;
-	struct mr_region *r, *q;
+	uint64_t *node_region_bytes;
+	struct mr_region *r;
+	int idx;
 
+	node_region_bytes = calloc(m->nr_nodes ? m->nr_nodes : 1, sizeof(*node_region_bytes));
+	if (!node_region_bytes) {
+		mr_region_note(map, "occupancy: not measured per node: out of memory");
+		return;
+	}
 	mr_for_each_region(map, r) {
-		const struct mr_node_info *n = NULL;
-		uint64_t node_region_bytes = 0, used, movable;
+		idx = node_index(m, r->node);
+		if (idx >= 0)
+			node_region_bytes[idx] += r->size_bytes;
+	}
+	mr_for_each_region(map, r) {
+		const struct mr_node_info *n;
+		uint64_t used, movable;
 		double share;
 
+		if (unknown_only && mr_region_span_known(r))
+			continue;
 		memset(&r->occ, 0, sizeof(r->occ));
-		for (i = 0; i < m->nr_nodes; i++)
-			if (m->nodes[i].node == r->node && m->nodes[i].total_bytes)
-				n = &m->nodes[i];
-		if (!n) {
+		idx = node_index(m, r->node);
+		if (idx < 0 || !m->nodes[idx].total_bytes) {
 			nr_unknown++;
 			continue;
 		}
-		mr_for_each_region(map, q)
-			if (q->node == r->node)
-				node_region_bytes += q->size_bytes;
-		share = node_region_bytes ? (double)r->size_bytes / (double)node_region_bytes : 0;
+		n = &m->nodes[idx];
+		share = node_region_bytes[idx] ?
+			(double)r->size_bytes / (double)node_region_bytes[idx] : 0;
 		used = n->total_bytes > n->free_bytes ? n->total_bytes - n->free_bytes : 0;
 		movable = n->lru_bytes < used ? n->lru_bytes : used;
 		r->occ.granularity = MR_OCC_NODE;
@@ -182,12 +216,9 @@ static void by_node(struct mr_region_map *map, const struct mr_machine *m)
 	}
 	/* meminfo counts pages the kernel has initialised (deferred init, ballooning):
 	 * say so when that is far from what the node's blocks span. */
-	for (i = 0; i < m->nr_nodes; i++) {
-		uint64_t span = 0;
+	for (i = 0; i < m->nr_nodes && !unknown_only; i++) {
+		uint64_t span = node_region_bytes[i];
 
-		mr_for_each_region(map, r)
-			if (r->node == m->nodes[i].node)
-				span += r->size_bytes;
 		if (m->nodes[i].total_bytes && span &&
 		    (m->nodes[i].total_bytes < span / 10 * 9 || m->nodes[i].total_bytes > span))
 			mr_region_note(map, "occupancy: node %d's meminfo counts %llu MiB, its "
@@ -196,6 +227,7 @@ static void by_node(struct mr_region_map *map, const struct mr_machine *m)
 				       (unsigned long long)(m->nodes[i].total_bytes / MR_MIB),
 				       (unsigned long long)(span / MR_MIB));
 	}
+	free(node_region_bytes);
 	if (nr_unknown)
 		mr_region_note(map, "occupancy: not measured for %u region%s (no single node with "
 			       "a readable meminfo)", nr_unknown, nr_unknown == 1 ? "" : "s");
@@ -203,9 +235,14 @@ static void by_node(struct mr_region_map *map, const struct mr_machine *m)
 
 void mr_region_map_occupancy(struct mr_region_map *map, const struct mr_machine *m)
 {
+	const struct mr_region *r;
+	unsigned nr_unknown = 0;
 	char why[512];
 	int ret;
 
+	mr_for_each_region(map, r)
+		if (!mr_region_span_known(r))
+			nr_unknown++;
 	ret = by_page(map);
 	if (!ret) {
 		mr_region_note(map, "occupancy: per page from /proc/kpageflags and "
@@ -213,6 +250,13 @@ void mr_region_map_occupancy(struct mr_region_map *map, const struct mr_machine 
 			       "kernel marks only the first page of a free block BUDDY and "
 			       "exports no block size, so pages with no flags and no users "
 			       "count as free");
+		if (nr_unknown) {
+			by_node(map, m, true);
+			mr_region_note(map, "occupancy: per node from /sys/devices/system/node/"
+				       "nodeN/meminfo for the %u region%s without a known "
+				       "physical span (granularity node)", nr_unknown,
+				       nr_unknown == 1 ? "" : "s");
+		}
 		return;
 	}
 	if (ret == -ENOENT)
@@ -224,7 +268,7 @@ void mr_region_map_occupancy(struct mr_region_map *map, const struct mr_machine 
 		snprintf(why, sizeof(why), "/proc/kpageflags could not be read (%s)",
 			 strerror(-ret));
 	mr_clear_error();
-	by_node(map, m);
+	by_node(map, m, false);
 	mr_region_note(map, "occupancy: per node from /sys/devices/system/node/nodeN/meminfo, "
 		       "spread over the node's regions by size (granularity node): %s", why);
 }

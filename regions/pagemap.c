@@ -201,6 +201,8 @@ out:
 
 int mr_where_pid(const struct mr_region_map *map, int pid, struct mr_where *w)
 {
+	const struct mr_region *r;
+	bool spans_known = true;
 	int ret;
 
 	memset(w, 0, sizeof(*w));
@@ -208,15 +210,18 @@ int mr_where_pid(const struct mr_region_map *map, int pid, struct mr_where *w)
 	w->region_bytes = calloc(map->nr_regions ? map->nr_regions : 1, sizeof(uint64_t));
 	if (!w->region_bytes)
 		return mr_error(-ENOMEM, "out of memory");
+	/* A region without a known span owns no frame: only its node can place pages. */
+	mr_for_each_region(map, r)
+		spans_known = spans_known && mr_region_span_known(r);
 	w->source = MR_WHERE_PAGEMAP;
-	ret = where_pagemap(map, pid, w);
+	ret = spans_known ? where_pagemap(map, pid, w) : 0;
 	if (ret == 1)
 		return 0;
 	if (ret < 0 && ret != -EPERM && ret != -EACCES) {
 		mr_where_destroy(w);
 		return ret;
 	}
-	/* Frames hidden: start again from numa_maps. */
+	/* Frames hidden (or not placeable): start again from numa_maps. */
 	memset(w->region_bytes, 0, map->nr_regions * sizeof(uint64_t));
 	memset(w->node_bytes, 0, sizeof(w->node_bytes));
 	w->unplaced_bytes = w->total_bytes = 0;

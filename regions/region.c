@@ -144,7 +144,10 @@ static int cmp_region(const void *a, const void *b)
 	uint64_t xs = x->nr_ranges ? x->ranges[0].start : UINT64_MAX;
 	uint64_t ys = y->nr_ranges ? y->ranges[0].start : UINT64_MAX;
 
-	return xs < ys ? -1 : xs > ys;
+	/* Regions without a known span go last, by node, so their ids are stable. */
+	if (xs != ys)
+		return xs < ys ? -1 : 1;
+	return (x->node > y->node) - (x->node < y->node);
 }
 
 struct range_ref {

@@ -81,8 +81,14 @@ struct mr_occupancy {
  * @node:	NUMA node the region lies in, -1 if unknown or spanning several.
  * @mpst_node_id: the MPST power node id, -1 when the region is not from MPST.
  * @mpst_flags:	MR_MPST_* of the power node.
- * @ranges:	physical ranges, sorted, non-overlapping within the region.
- * @size_bytes:	sum of the ranges' sizes.
+ * @ranges:	physical ranges, sorted, non-overlapping within the region. None when
+ *		the span is unknown (mr_region_span_known()): a NUMA node on a kernel
+ *		without memory blocks that /proc/zoneinfo does not describe. No physical
+ *		address maps to such a region, it has no blocks, and its occupancy is
+ *		per node.
+ * @size_bytes:	bytes of memory the region holds: the ranges' sum, except for NUMA
+ *		nodes without memory blocks, where it is the node's MemTotal and the
+ *		ranges are its zones' spans (holes included) or none.
  * @states:	power states; empty when firmware describes none.
  * @components:	MPST physical component ids (DIMMs etc.).
  * @blocks:	ids of the memory blocks (/sys/devices/system/memory/memoryN)
@@ -142,6 +148,12 @@ struct mr_discover_opts {
 					 * threads (hwloc is pointed at the root with setenv) */
 };
 
+/* False for a region with a size but no known physical address range. */
+static inline bool mr_region_span_known(const struct mr_region *r)
+{
+	return r->nr_ranges > 0;
+}
+
 #define mr_for_each_region(map, r) \
 	for ((r) = (map)->regions; (r) < (map)->regions + (map)->nr_regions; (r)++)
 
@@ -154,5 +166,15 @@ void mr_region_map_destroy(struct mr_region_map *map);
 const struct mr_region *mr_region_of_phys(const struct mr_region_map *map, uint64_t phys);
 const char *mr_source_name(enum mr_source source);
 int mr_source_parse(const char *name, enum mr_source *out);
+
+/* "src-fixed.c" */
+
+/* The smallest fixed region: the largest base page size Linux uses (arm64, ppc64), so
+ * that a region holds at least one page everywhere. Power regions are ranks and DIMMs
+ * (GiBs); slices much smaller only cost memory and time. */
+#define MR_FIXED_MIN_BYTES (UINT64_C(64) << 10)
+/* 0 when @size_bytes can slice the fixed source: a multiple of this machine's page
+ * size and at least MR_FIXED_MIN_BYTES; -EINVAL with mr_error() saying why. */
+int mr_fixed_size_check(uint64_t size_bytes);
 
 #endif

@@ -3,11 +3,28 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "regions/source.h"
 
 #define MR_FIXED_DEFAULT_BYTES (512 * MR_MIB)
+
+int mr_fixed_size_check(uint64_t size_bytes)
+{
+	uint64_t page_bytes = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	/* A slice boundary inside a page would put one page in two regions. */
+	if (size_bytes % page_bytes)
+		return mr_error(-EINVAL, "region size %" PRIu64 " bytes: not a multiple of the "
+				"page size (%" PRIu64 " bytes)", size_bytes, page_bytes);
+	if (size_bytes < MR_FIXED_MIN_BYTES)
+		return mr_error(-EINVAL, "region size %" PRIu64 " bytes: below the smallest "
+				"meaningful one (%" PRIu64 " KiB)", size_bytes,
+				MR_FIXED_MIN_BYTES / MR_KIB);
+	return 0;
+}
 
 static int fixed_discover(struct mr_region_map *map, const struct mr_machine *m,
 			  const struct mr_discover_opts *opts)
@@ -19,6 +36,9 @@ static int fixed_discover(struct mr_region_map *map, const struct mr_machine *m,
 	unsigned i, nr;
 	int ret;
 
+	ret = mr_fixed_size_check(size);
+	if (ret)
+		return ret;
 	ret = mr_machine_ranges(m, &ranges, &nr);
 	if (ret)
 		return ret;

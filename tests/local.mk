@@ -12,6 +12,15 @@ endif
 
 EXTRA_DIST += tests/fixtures
 
+# A machine without memory blocks (hwloc's captured machines, kernels without memory
+# hot-plug): its own script, run from the source tree (nothing in it is built).
+if ENABLE_TESTS
+TESTS += tests/fixtures/numa-noblocks.sh
+# scripts/lab's staging (--stage-only: no boot) with static binaries, and its error lines.
+TESTS += tests/lab/stage-static.sh
+endif
+EXTRA_DIST += tests/lab/stage-static.sh
+
 # The monitor's accuracy tests measure a live process's working set, which needs the
 # target to get its share of a CPU; the VM lab's QEMU guests take both CPUs while they
 # run. So under `make -j check` those tests wait for the lab groups.

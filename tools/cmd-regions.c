@@ -32,7 +32,8 @@ static void usage(FILE *f)
 		"  --mpst FILE         read the MPST from FILE (binary, as acpidump -b or iasl write it)\n"
 		"  --source SOURCE     auto (default: mpst, numa, blocks, fixed: the first that\n"
 		"                      finds regions), mpst, numa, blocks or fixed\n"
-		"  --region-size SIZE  slice size of the fixed source (default 512M)\n"
+		"  --region-size SIZE  slice size of the fixed source (default 512M; a multiple\n"
+		"                      of the page size, at least 64K)\n"
 		"  --no-occupancy      do not measure what the regions hold\n"
 		"  --json              one JSON object (fields: man memregctl-regions)\n"
 		"  -h, --help          this help\n");
@@ -116,7 +117,8 @@ static void print_table(const struct mr_region_map *map)
 					 r->ranges[i].start,
 					 r->ranges[i].start + r->ranges[i].size - 1);
 			else
-				range[0] = '\0';
+				snprintf(range, sizeof(range), "%s",
+					 i || mr_region_span_known(r) ? "" : "unknown");
 			if (i < r->nr_states)
 				format_state(&r->states[i], state, sizeof(state));
 			else
@@ -280,10 +282,11 @@ int mr_cmd_regions(int argc, char **argv)
 				return mr_cli_usage("regions", "%s", mr_last_error());
 			break;
 		case 'z':
-			if (mr_parse_size(optarg, &opts.region_size_bytes) ||
-			    opts.region_size_bytes < 4096)
+			if (mr_parse_size(optarg, &opts.region_size_bytes))
 				return mr_cli_usage("regions", "--region-size: bad size '%s' "
-						    "(at least 4K, e.g. 512M, 1G)", optarg);
+						    "(e.g. 512M, 1G)", optarg);
+			if (mr_fixed_size_check(opts.region_size_bytes))
+				return mr_cli_usage("regions", "%s", mr_last_error());
 			break;
 		case 'O':
 			opts.occupancy = false;

@@ -299,10 +299,12 @@ static int report_regions(const struct mr_rec *rec, bool json)
 			json_object_object_add(e, "size_bytes", json_object_new_int64((int64_t)reg->size_bytes));
 			json_object_object_add(e, "monitored_bytes_per_snapshot", json_object_new_double(
 				rec->nr_snaps ? seen[reg->id] / (double)rec->nr_snaps : 0));
-			json_object_object_add(e, "access_rate", json_object_new_double(
-				seen[reg->id] > 0 ? acc[reg->id] / seen[reg->id] : 0));
-			json_object_object_add(e, "idle_share", json_object_new_double(
-				rec->nr_snaps ? (double)idle_snaps[reg->id] / (double)rec->nr_snaps : 0));
+			/* No address maps to a region without a span: unknown, not idle. */
+			json_object_object_add(e, "access_rate", !mr_region_span_known(reg) ? NULL :
+				json_object_new_double(seen[reg->id] > 0 ? acc[reg->id] / seen[reg->id] : 0));
+			json_object_object_add(e, "idle_share", !mr_region_span_known(reg) ? NULL :
+				json_object_new_double(rec->nr_snaps ?
+					(double)idle_snaps[reg->id] / (double)rec->nr_snaps : 0));
 			json_object_array_add(arr, e);
 		}
 		json_object_object_add(o, "regions", arr);
@@ -320,6 +322,12 @@ static int report_regions(const struct mr_rec *rec, bool json)
 		mr_for_each_region(&map, reg) {
 			char sz[32], mon[32];
 
+			if (!mr_region_span_known(reg)) {
+				printf("%-6u %-5d %-12s %-16s %-11s %s\n", reg->id, reg->node,
+				       mr_format_size(reg->size_bytes, sz, sizeof(sz)), "-", "-",
+				       "- (physical span unknown)");
+				continue;
+			}
 			printf("%-6u %-5d %-12s %-16s %-11.4f %.3f\n", reg->id, reg->node,
 			       mr_format_size(reg->size_bytes, sz, sizeof(sz)),
 			       mr_format_size(rec->nr_snaps ? (uint64_t)(seen[reg->id] / (double)rec->nr_snaps) : 0,

@@ -1,6 +1,7 @@
 /* Unit tests of the region map (regions/region.c and the sources): range joining,
  * overlap detection, region-of-phys, source names, discovery on small machines built
- * in a temporary root, occupancy per page and its fallback when a read fails. */
+ * in a temporary root, occupancy per page and its fallback when a read fails, the
+ * fixed source's size rule and 64 KiB slices of a 16 GiB machine. */
 #include "config.h"
 
 #include <errno.h>
@@ -519,6 +520,98 @@ static void test_bad_block_size(void **state)
 	put_str("/sys/devices/system/memory/block_size_bytes", "8000000\n");
 }
 
+/* ---- fixed slicing: the size rule, and scale ---- */
+
+/* A page-size multiple of at least 64 KiB; anything else refused with the reason. */
+static void test_fixed_size_check(void **state)
+{
+	struct mr_discover_opts o = { .source = MR_SOURCE_FIXED, .region_size_bytes = 4097 };
+	struct mr_region_map map;
+	char want[128];
+	long page = sysconf(_SC_PAGESIZE);
+
+	assert_int_equal(mr_fixed_size_check(MR_FIXED_MIN_BYTES), 0);
+	assert_int_equal(mr_fixed_size_check(512 * MIB), 0);
+	snprintf(want, sizeof(want), "region size 4097 bytes: not a multiple of the page size "
+		 "(%ld bytes)", page);
+	assert_int_equal(mr_fixed_size_check(4097), -EINVAL);
+	assert_string_equal(mr_last_error(), want);
+	/* The discovery refuses it too, whoever calls it. */
+	assert_int_equal(mr_region_map_discover(&map, &o), -EINVAL);
+	assert_string_equal(mr_last_error(), want);
+	/* 32 KiB: whole pages on 4 and 16 KiB page machines, but too small. */
+	if (32768 % page == 0) {
+		assert_int_equal(mr_fixed_size_check(32768), -EINVAL);
+		assert_string_equal(mr_last_error(), "region size 32768 bytes: below the smallest "
+				    "meaningful one (64 KiB)");
+	}
+	assert_int_equal(mr_fixed_size_check(0), -EINVAL);
+}
+
+/* 16 GiB in 128 blocks, 8 GiB a node: 64 KiB slices are 262144 regions. Occupancy per
+ * node spreads each node's meminfo over them; it was quadratic in the regions (minutes
+ * here), now one pass. No timing is asserted: the counts must be right. */
+#define BIG_NODE_BLOCKS 64u
+static int big_setup(void **state)
+{
+	char path[256], v[64];
+	unsigned i, node;
+
+	snprintf(root, sizeof(root), "%s/memreg-test-region-XXXXXX", P_tmpdir);
+	if (!mkdtemp(root))
+		return -1;
+	put_str("/sys/devices/system/memory/block_size_bytes", "8000000\n");
+	for (i = 0; i < 2 * BIG_NODE_BLOCKS; i++) {
+		node = i / BIG_NODE_BLOCKS;
+		snprintf(path, sizeof(path), "/sys/devices/system/memory/memory%u/state", i);
+		put_str(path, "online\n");
+		snprintf(path, sizeof(path), "/sys/devices/system/node/node%u/memory%u/.keep",
+			 node, i);
+		put_str(path, "");
+	}
+	for (node = 0; node < 2; node++) {
+		snprintf(path, sizeof(path), "/sys/devices/system/node/node%u/meminfo", node);
+		snprintf(v, sizeof(v), "Node %u MemTotal:  8388608 kB\nNode %u MemFree:  %u kB\n",
+			 node, node, node ? 4194304u : 2097152u);
+		put_str(path, v);
+	}
+	assert_int_equal(mr_root_set(root), 0);
+	return 0;
+}
+
+static void test_fixed_64k_scale(void **state)
+{
+	struct mr_discover_opts o = { .source = MR_SOURCE_FIXED, .occupancy = true,
+				      .skip_hwloc = true, .region_size_bytes = 64 * 1024 };
+	uint64_t free_bytes[2] = { 0, 0 };
+	struct mr_region_map map;
+	const struct mr_region *r;
+	unsigned nr[2] = { 0, 0 };
+
+	if (sysconf(_SC_PAGESIZE) > 65536)
+		skip();
+	assert_int_equal(mr_region_map_discover(&map, &o), 0);
+	assert_int_equal(map.nr_regions, 2 * BIG_NODE_BLOCKS * (BLOCK / 65536));
+	mr_for_each_region(&map, r) {
+		assert_int_equal(r->nr_ranges, 1);
+		assert_int_equal(r->ranges[0].start, (uint64_t)r->id * 65536);
+		assert_int_equal(r->size_bytes, 65536);
+		assert_in_range(r->node, 0, 1);
+		assert_int_equal(r->node, r->id / (BIG_NODE_BLOCKS * (BLOCK / 65536)));
+		assert_int_equal(r->occ.granularity, MR_OCC_NODE);
+		nr[r->node]++;
+		free_bytes[r->node] += r->occ.free_bytes;
+	}
+	assert_int_equal(nr[0], BIG_NODE_BLOCKS * (BLOCK / 65536));
+	assert_int_equal(nr[1], nr[0]);
+	/* Node 0: 2 GiB free over 131072 regions, 16 KiB each; node 1: 4 GiB, 32 KiB. */
+	assert_int_equal(map.regions[0].occ.free_bytes, 16 * 1024);
+	assert_int_equal(map.regions[map.nr_regions - 1].occ.free_bytes, 32 * 1024);
+	assert_int_equal(free_bytes[0], 2048 * MIB);
+	assert_int_equal(free_bytes[1], 4096 * MIB);
+	mr_region_map_destroy(&map);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -532,10 +625,15 @@ int main(void)
 		cmocka_unit_test(test_discover_mpst),
 		cmocka_unit_test(test_occupancy),
 		cmocka_unit_test(test_bad_block_size),
+		cmocka_unit_test(test_fixed_size_check),
+	};
+	const struct CMUnitTest big_tests[] = {
+		cmocka_unit_test(test_fixed_64k_scale),
 	};
 	int failed;
 
 	failed = cmocka_run_group_tests(tests, NULL, NULL);
 	failed += cmocka_run_group_tests(machine_tests, machine_setup, machine_teardown);
+	failed += cmocka_run_group_tests(big_tests, big_setup, machine_teardown);
 	return failed ? 1 : 0;
 }
