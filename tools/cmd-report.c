@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -112,15 +113,50 @@ static int report_wss(const struct mr_rec *rec, uint32_t min_acc, bool json)
 	return mr_cli_finish(MR_EXIT_OK);
 }
 
+/* The image format a heatmap file's name asks for ("svg", "png"), or NULL. */
+static const char *format_of_name(const char *path)
+{
+	const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+
+	if (!dot || (slash && dot < slash))
+		return NULL;
+	if (!strcasecmp(dot, ".svg"))
+		return "svg";
+	if (!strcasecmp(dot, ".png"))
+		return "png";
+	return NULL;
+}
+
+/* "pid 1234, refs backend: COMMAND" or "physical memory, damon backend". */
+static void heatmap_title(const struct mr_rec *rec, char *buf, size_t len)
+{
+	const char *cmd = rec->note ? strstr(rec->note, "command=") : NULL;
+	int n;
+
+	if (rec->hdr.kind == MR_MON_TARGET_PHYS)
+		n = snprintf(buf, len, "physical memory, %s backend", rec->hdr.backend);
+	else
+		n = snprintf(buf, len, "pid %d, %s backend", rec->hdr.pid, rec->hdr.backend);
+	if (cmd && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, ": %s", cmd + strlen("command="));
+}
+
 static int report_heatmap(const struct mr_rec *rec, const char *path, const char *fmt,
 			  unsigned width, unsigned height)
 {
+	const char *named = path ? format_of_name(path) : NULL;
 	struct mr_heatmap hm;
+	char title[512];
 	FILE *f = stdout;
 	int err;
 
+	if (path && !fmt && !named)
+		return mr_cli_usage("report", "heatmap file '%s': unknown type (name it .svg or .png, "
+				    "or give -f svg|png|term)", path);
+	if (named && fmt && strcmp(named, fmt))
+		return mr_cli_usage("report", "-f %s, but the file name '%s' says %s", fmt, path, named);
 	if (!fmt)
-		fmt = path ? (strstr(path, ".png") ? "png" : "svg") : "term";
+		fmt = named ? named : "term";
 	if (strcmp(fmt, "svg") && strcmp(fmt, "png") && strcmp(fmt, "term"))
 		return mr_cli_usage("report", "unknown heatmap format '%s' (svg, png, term)", fmt);
 	if (!strcmp(fmt, "png") && !path && isatty(STDOUT_FILENO))
@@ -132,6 +168,22 @@ static int report_heatmap(const struct mr_rec *rec, const char *path, const char
 	err = mr_heatmap_build(rec, width, height, &hm);
 	if (err)
 		return mr_cli_fail("%s", mr_last_error());
+	if (hm.phys && strcmp(fmt, "term")) {
+		/* power-region edges: the region map `report regions` uses (under --root) */
+		struct mr_discover_opts dopts = { 0 };
+		struct mr_region_map map;
+
+		if (mr_region_map_discover(&map, &dopts)) {
+			mr_cli_warn("no power-region edges on the heatmap: %s", mr_last_error());
+		} else {
+			err = mr_heatmap_set_regions(&hm, &map);
+			mr_region_map_destroy(&map);
+			if (err) {
+				mr_heatmap_free(&hm);
+				return mr_cli_fail("%s", mr_last_error());
+			}
+		}
+	}
 	if (path) {
 		f = fopen(path, "wb");
 		if (!f) {
@@ -139,11 +191,11 @@ static int report_heatmap(const struct mr_rec *rec, const char *path, const char
 			return mr_cli_fail("%s: %s", path, strerror(errno));
 		}
 	}
+	heatmap_title(rec, title, sizeof(title));
 	if (!strcmp(fmt, "svg"))
-		err = mr_heatmap_write_svg(&hm, rec->hdr.kind == MR_MON_TARGET_PHYS ? "physical memory"
-					   : "process", f);
+		err = mr_heatmap_write_svg(&hm, title, f);
 	else if (!strcmp(fmt, "png"))
-		err = mr_heatmap_write_png(&hm, f);
+		err = mr_heatmap_write_png(&hm, title, f);
 	else {
 		char sz[32];
 
