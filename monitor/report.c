@@ -577,8 +577,10 @@ static void draw_time_axis(struct canvas *cv, const struct mr_heatmap_layout *lo
 
 		seconds_label(t, buf, sizeof(buf));
 		half = (int)strlen(buf) * FONT_ADV / 2;
+		/* two characters apart, and not nearer the last tick than half a step */
 		if (x - half < prev_end + 2 * FONT_ADV ||
-		    x + half > last_x - (int)strlen(last_s) * FONT_ADV / 2 - 2 * FONT_ADV)
+		    x + half > last_x - (int)strlen(last_s) * FONT_ADV / 2 - 2 * FONT_ADV ||
+		    (double)(last - t) <= step / 2.0)
 			continue;
 		cv->rect(cv, x, y, 1, 4, axis_rgb, NULL);
 		cv->text(cv, x, y + 6, ANCHOR_MIDDLE, buf, "class=\"time-label\"");
@@ -632,6 +634,22 @@ static void draw_addr_axis(struct canvas *cv, const struct mr_heatmap_layout *lo
 	}
 	addr_tick(cv, lo, bottom, hm->hi_addr);
 	cv->text(cv, 6, top - 14, ANCHOR_START, addr_caption(hm), NULL);
+}
+
+/* Where an unmapped gap was collapsed: "=" right of the plot (the address axis
+ * jumps there). */
+static void draw_gaps(struct canvas *cv, const struct mr_heatmap_layout *lo,
+		      const struct mr_heatmap *hm)
+{
+	int x = (int)(lo->plot_x + lo->plot_w) + 2;
+	unsigned i;
+
+	for (i = 1; i <= hm->nr_gaps; i++) {
+		int y = addr_y(lo, hm, (double)hm->spans[i].base);
+
+		cv->rect(cv, x, y - 1, 5, 1, axis_rgb, "class=\"gap\"");
+		cv->rect(cv, x, y + 1, 5, 1, axis_rgb, "class=\"gap\"");
+	}
 }
 
 /* Power-region edges across the plot, each band's region id on the right. */
@@ -693,7 +711,7 @@ static void draw_scale(struct canvas *cv, const struct mr_heatmap_layout *lo,
 	char buf[64];
 
 	cv->text(cv, x, y, ANCHOR_START, caption, NULL);
-	x += (int)(sizeof(caption) + 1) * FONT_ADV;
+	x += (int)(sizeof(caption) + 2) * FONT_ADV;
 	cv->text(cv, x - 4, y, ANCHOR_END, "0", NULL);
 	for (i = 0; i < bar_w; i++) {
 		unsigned char c[3];
@@ -720,9 +738,13 @@ static void draw_heatmap(struct canvas *cv, const struct mr_heatmap_layout *lo,
 		strcpy(line + max_chars - 3, "...");
 	cv->text(cv, 6, 6, ANCHOR_START, line, "class=\"title\"");
 	snprintf(line, sizeof(line), "access frequency, time across, address down; %s mapped, "
-		 "%u gap%s collapsed%s", mr_format_size(hm->mapped_bytes, sz, sizeof(sz)), hm->nr_gaps,
-		 hm->nr_gaps == 1 ? "" : "s", hm->nr_bands ? "; blue lines: power-region edges" : "");
+		 "%u gap%s collapsed%s%s", mr_format_size(hm->mapped_bytes, sz, sizeof(sz)), hm->nr_gaps,
+		 hm->nr_gaps == 1 ? "" : "s", hm->nr_gaps ? " (= on the right)" : "",
+		 hm->nr_bands ? "; blue lines: power-region edges" : "");
 	cv->text(cv, 6, 18, ANCHOR_START, line, NULL);
+	/* a frame, so that white (hot) cells at the plot's edge stay apart from the page */
+	cv->rect(cv, (int)lo->plot_x - 1, (int)lo->plot_y - 1, (int)lo->plot_w + 2,
+		 (int)lo->plot_h + 2, axis_rgb, NULL);
 	for (y = 0; y < hm->height; y++)
 		for (x = 0; x < hm->width; x++) {
 			unsigned char c[3];
@@ -732,6 +754,7 @@ static void draw_heatmap(struct canvas *cv, const struct mr_heatmap_layout *lo,
 				 (int)lo->cell_w, (int)lo->cell_h, c, NULL);
 		}
 	draw_addr_axis(cv, lo, hm);
+	draw_gaps(cv, lo, hm);
 	draw_time_axis(cv, lo, hm);
 	if (hm->nr_bands)
 		draw_regions(cv, lo, hm);
