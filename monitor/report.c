@@ -652,33 +652,43 @@ static void draw_gaps(struct canvas *cv, const struct mr_heatmap_layout *lo,
 	}
 }
 
-/* Power-region edges across the plot, each band's region id on the right. */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Power-region edges across the plot (each address once: a region's end is often the
+ * next one's start), each band's region id on the right. */
 static void draw_regions(struct canvas *cv, const struct mr_heatmap_layout *lo,
 			 const struct mr_heatmap *hm)
 {
 	int right = (int)(lo->plot_x + lo->plot_w);
+	uint64_t *edges = malloc(2 * hm->nr_bands * sizeof(*edges));
 	size_t b, i;
 
+	for (b = 0; edges && b < hm->nr_bands; b++) {
+		edges[2 * b] = hm->bands[b].start;
+		edges[2 * b + 1] = hm->bands[b].end;
+	}
+	if (edges)
+		qsort(edges, 2 * hm->nr_bands, sizeof(*edges), cmp_u64);
+	for (i = 0; edges && i < 2 * hm->nr_bands; i++) {
+		double off = axis_offset(hm, edges[i]);
+		char attrs[64];
+
+		if (off < 0 || (i && edges[i] == edges[i - 1]))
+			continue;
+		snprintf(attrs, sizeof(attrs), "class=\"region-edge\" data-addr=\"0x%" PRIx64 "\"",
+			 edges[i]);
+		cv->rect(cv, (int)lo->plot_x, addr_y(lo, hm, off), (int)lo->plot_w + 4, 1,
+			 edge_rgb, attrs);
+	}
+	free(edges);
 	for (b = 0; b < hm->nr_bands; b++) {
 		const struct mr_heatmap_band *bd = &hm->bands[b];
-		uint64_t edge[2] = { bd->start, bd->end };
 
-		for (i = 0; i < 2; i++) {
-			double off = axis_offset(hm, edge[i]);
-			char attrs[64];
-			size_t o;
-
-			/* an end where another band starts is that band's start line */
-			for (o = 0; i == 1 && o < hm->nr_bands; o++)
-				if (hm->bands[o].start == edge[i])
-					break;
-			if (off < 0 || (i == 1 && o < hm->nr_bands))
-				continue;
-			snprintf(attrs, sizeof(attrs), "class=\"region-edge\" data-addr=\"0x%" PRIx64 "\"",
-				 edge[i]);
-			cv->rect(cv, (int)lo->plot_x, addr_y(lo, hm, off), (int)lo->plot_w + 4, 1,
-				 edge_rgb, attrs);
-		}
 		/* the id in the middle of each visible piece tall enough for it */
 		for (i = 0; i <= hm->nr_gaps; i++) {
 			const struct mr_heatmap_span *sp = &hm->spans[i];

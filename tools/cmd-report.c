@@ -23,13 +23,17 @@
 
 static void usage(FILE *f)
 {
-	fputs("Usage: memregctl report heatmap [-f svg|png|term] [-o OUT] [--width N] [--height N] FILE\n"
+	fputs("Usage: memregctl report heatmap [-o OUT.svg|OUT.png] [-f svg|png|term] [--width N]\n"
+	      "                                [--height N] [--root DIR] FILE\n"
 	      "       memregctl report wss [--json] [--min-accesses N] FILE\n"
 	      "       memregctl report regions [--json] [--root DIR] FILE\n"
 	      "       memregctl report raw FILE\n\n"
 	      "heatmap  access frequency with time across and address down, the gaps between\n"
-	      "         mapped ranges collapsed: SVG or PNG (to -o, default stdout) or\n"
-	      "         characters for a terminal (the default without -o)\n"
+	      "         mapped ranges collapsed: an SVG or PNG image (the format from -o's\n"
+	      "         name: .svg or .png) with a title, time (s since the record's start)\n"
+	      "         and hex address axes, a colour scale, and for a physical record the\n"
+	      "         power-region edges (region map under --root); without -o,\n"
+	      "         characters for a terminal\n"
 	      "wss      working-set size percentiles over the snapshots: bytes of regions\n"
 	      "         accessed at least --min-accesses times (default 1) per aggregation\n"
 	      "regions  access rate per memory power region (the region map joined with\n"
@@ -37,13 +41,15 @@ static void usage(FILE *f)
 	      "         is still running, its pagemap PFNs where readable)\n"
 	      "raw      every snapshot, one region a line\n\n"
 	      "Options:\n"
-	      "  -f, --format F       heatmap format: svg, png or term\n"
-	      "  -o, --output FILE    heatmap output file\n"
+	      "  -f, --format F       heatmap format: svg, png or term (where -o's name\n"
+	      "                       says neither, or to stdout)\n"
+	      "  -o, --output FILE    heatmap output file, FILE.svg or FILE.png\n"
 	      "      --width N        heatmap columns (time; default 200, term 72)\n"
 	      "      --height N       heatmap rows (address; default 100, term 20)\n"
 	      "      --min-accesses N wss: accesses per aggregation to count a region (1)\n"
 	      "      --json           JSON output (wss, regions)\n"
-	      "      --root DIR       read /sys and /proc under DIR (region map)\n"
+	      "      --root DIR       read /sys and /proc under DIR (region map: regions,\n"
+	      "                       a physical heatmap's edges)\n"
 	      "  -h, --help           this text\n", f);
 }
 
