@@ -459,12 +459,17 @@ static int hex_label(uint64_t addr, char *buf, size_t len)
 	return snprintf(buf, len, "0x%" PRIx64, addr);
 }
 
-/* Seconds with as many decimals as the value needs (at most 6): "0.25", "12", "3.5". */
-static void seconds_label(uint64_t us, char *buf, size_t len)
+/* Seconds with as many decimals as the value needs, at most 3 (rounded to the
+ * millisecond) or, with @fine, 6: "0.25", "12", "43.107". */
+static void seconds_label(uint64_t us, bool fine, char *buf, size_t len)
 {
 	char *p;
 
-	snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, us / 1000000, us % 1000000);
+	if (fine)
+		snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, us / 1000000, us % 1000000);
+	else
+		snprintf(buf, len, "%" PRIu64 ".%03" PRIu64, (us + 500) / 1000000,
+			 (us + 500) / 1000 % 1000);
 	p = buf + strlen(buf);
 	while (p[-1] == '0')
 		*--p = '\0';
@@ -563,9 +568,11 @@ static void draw_time_axis(struct canvas *cv, const struct mr_heatmap_layout *lo
 	uint64_t first = hm->snap_us[0], last = hm->snap_us[hm->nr_snaps - 1], step, t;
 	int y = (int)(lo->plot_y + lo->plot_h), last_x, prev_end;
 	char buf[32], first_s[32], last_s[32];
+	/* milliseconds tell snapshots apart unless the record is shorter than 0.1 s */
+	bool fine = last - first < 100000;
 
-	seconds_label(first, first_s, sizeof(first_s));
-	seconds_label(last, last_s, sizeof(last_s));
+	seconds_label(first, fine, first_s, sizeof(first_s));
+	seconds_label(last, fine, last_s, sizeof(last_s));
 	last_x = (int)time_x(lo, hm, last);
 	/* where the previous label ends; a label needs 2 characters of space around */
 	prev_end = (int)time_x(lo, hm, first) + (int)strlen(first_s) * FONT_ADV / 2;
@@ -575,7 +582,7 @@ static void draw_time_axis(struct canvas *cv, const struct mr_heatmap_layout *lo
 	for (t = (first / step + 1) * step; step && last > first && t < last; t += step) {
 		int x = (int)time_x(lo, hm, t), half;
 
-		seconds_label(t, buf, sizeof(buf));
+		seconds_label(t, fine, buf, sizeof(buf));
 		half = (int)strlen(buf) * FONT_ADV / 2;
 		/* two characters apart, and not nearer the last tick than half a step */
 		if (x - half < prev_end + 2 * FONT_ADV ||

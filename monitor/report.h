@@ -70,8 +70,8 @@ void mr_heatmap_layout(const struct mr_heatmap *hm, struct mr_heatmap_layout *lo
 /* The images: @title on top (the caller's: target, backend, command), then the plot
  * with the address axis on the left (hex: lowest address at the top edge, end of
  * the highest range at the bottom edge), the time axis below (seconds since the
- * record's start: the first and the last snapshot's time at their columns'
- * centres) and a colour scale (accesses per aggregation). Cells are about 800
+ * record's start, to the millisecond: the first and the last snapshot's time at
+ * their columns' centres) and a colour scale (accesses per aggregation). Cells are about 800
  * pixels across in all and at least 3 pixels (300 in all) down. The SVG's labels
  * are <text> elements with the classes "time-label", "addr-label" and "region-id";
  * region edges are <rect class="region-edge" data-addr="0x..."> lines. */

@@ -192,17 +192,18 @@ static void test_png_cells(void **state)
 /*
  * The axes' labels name the record's extremes:
  *
- *   snapshot     0      1     2     3     4
- *   time (s)     0.25   0.5   3     5.5   7.75      (uneven: a pause in recording)
+ *   snapshot     0         1     2     3     4
+ *   time (s)     0.250400  0.5   3     5.5   7.750600   (uneven: a pause in recording)
  *   [0x7f0000001000, 0x7f0000101000)   [gap]   [0x7f0000200000, 0x7f0000a00000)
  *
- * time labels: first "0.25" at the centre of column 0, last "7.75" at the centre of
- * the last column, every label between them in order; address labels: the lowest
- * address at the plot's top edge, the end of the highest range at its bottom edge.
+ * time labels, to the millisecond: first "0.25" at the centre of column 0, last
+ * "7.751" at the centre of the last column, every label between them in order;
+ * address labels: the lowest address at the plot's top edge, the end of the
+ * highest range at its bottom edge.
  */
 static void test_svg_axis_labels(void **state)
 {
-	static const uint64_t times[] = { 250000, 500000, 3000000, 5500000, 7750000 };
+	static const uint64_t times[] = { 250400, 500000, 3000000, 5500000, 7750600 };
 	static const uint64_t range[][2] = {
 		{ 0x7f0000001000, 0x7f0000101000 }, { 0x7f0000200000, 0x7f0000a00000 },
 	};
@@ -225,7 +226,7 @@ static void test_svg_axis_labels(void **state)
 	nt = svg_texts(svg, "time-label", tl, 32);
 	assert_true(nt >= 2);
 	assert_string_equal(tl[0].s, "0.25");
-	assert_string_equal(tl[nt - 1].s, "7.75");
+	assert_string_equal(tl[nt - 1].s, "7.751");
 	/* 5 columns of 160 pixels: snapshot i's column centre */
 	assert_int_equal(lo.cell_w, 160);
 	assert_int_equal(tl[0].x, (int)lo.plot_x + 80);
