@@ -77,6 +77,7 @@ tests_monitor_profile_prog_LDADD =
 TESTS += tests/monitor/profile-e2e.sh
 
 TESTS += tests/monitor/record-cli.sh tests/monitor/report-regions.sh \
+	tests/monitor/report-heatmap.sh \
 	tests/monitor/report-regions-live.sh \
 	tests/monitor/wss-stairs.sh tests/monitor/wss-zigzag.sh
 EXTRA_DIST += tests/monitor/wss-lib.sh tests/monitor/fuzz

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -22,13 +23,17 @@
 
 static void usage(FILE *f)
 {
-	fputs("Usage: memregctl report heatmap [-f svg|png|term] [-o OUT] [--width N] [--height N] FILE\n"
+	fputs("Usage: memregctl report heatmap [-o OUT.svg|OUT.png] [-f svg|png|term] [--width N]\n"
+	      "                                [--height N] [--root DIR] FILE\n"
 	      "       memregctl report wss [--json] [--min-accesses N] FILE\n"
 	      "       memregctl report regions [--json] [--root DIR] FILE\n"
 	      "       memregctl report raw FILE\n\n"
 	      "heatmap  access frequency with time across and address down, the gaps between\n"
-	      "         mapped ranges collapsed: SVG or PNG (to -o, default stdout) or\n"
-	      "         characters for a terminal (the default without -o)\n"
+	      "         mapped ranges collapsed: an SVG or PNG image (the format from -o's\n"
+	      "         name: .svg or .png) with a title, time (s since the record's start)\n"
+	      "         and hex address axes, a colour scale, and for a physical record the\n"
+	      "         power-region edges (region map under --root); without -o,\n"
+	      "         characters for a terminal\n"
 	      "wss      working-set size percentiles over the snapshots: bytes of regions\n"
 	      "         accessed at least --min-accesses times (default 1) per aggregation\n"
 	      "regions  access rate per memory power region (the region map joined with\n"
@@ -36,13 +41,15 @@ static void usage(FILE *f)
 	      "         is still running, its pagemap PFNs where readable)\n"
 	      "raw      every snapshot, one region a line\n\n"
 	      "Options:\n"
-	      "  -f, --format F       heatmap format: svg, png or term\n"
-	      "  -o, --output FILE    heatmap output file\n"
+	      "  -f, --format F       heatmap format: svg, png or term (where -o's name\n"
+	      "                       says neither, or to stdout)\n"
+	      "  -o, --output FILE    heatmap output file, FILE.svg or FILE.png\n"
 	      "      --width N        heatmap columns (time; default 200, term 72)\n"
 	      "      --height N       heatmap rows (address; default 100, term 20)\n"
 	      "      --min-accesses N wss: accesses per aggregation to count a region (1)\n"
 	      "      --json           JSON output (wss, regions)\n"
-	      "      --root DIR       read /sys and /proc under DIR (region map)\n"
+	      "      --root DIR       read /sys and /proc under DIR (region map: regions,\n"
+	      "                       a physical heatmap's edges)\n"
 	      "  -h, --help           this text\n", f);
 }
 
@@ -112,15 +119,50 @@ static int report_wss(const struct mr_rec *rec, uint32_t min_acc, bool json)
 	return mr_cli_finish(MR_EXIT_OK);
 }
 
+/* The image format a heatmap file's name asks for ("svg", "png"), or NULL. */
+static const char *format_of_name(const char *path)
+{
+	const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+
+	if (!dot || (slash && dot < slash))
+		return NULL;
+	if (!strcasecmp(dot, ".svg"))
+		return "svg";
+	if (!strcasecmp(dot, ".png"))
+		return "png";
+	return NULL;
+}
+
+/* "pid 1234, refs backend: COMMAND" or "physical memory, damon backend". */
+static void heatmap_title(const struct mr_rec *rec, char *buf, size_t len)
+{
+	const char *cmd = rec->note ? strstr(rec->note, "command=") : NULL;
+	int n;
+
+	if (rec->hdr.kind == MR_MON_TARGET_PHYS)
+		n = snprintf(buf, len, "physical memory, %s backend", rec->hdr.backend);
+	else
+		n = snprintf(buf, len, "pid %d, %s backend", rec->hdr.pid, rec->hdr.backend);
+	if (cmd && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, ": %s", cmd + strlen("command="));
+}
+
 static int report_heatmap(const struct mr_rec *rec, const char *path, const char *fmt,
 			  unsigned width, unsigned height)
 {
+	const char *named = path ? format_of_name(path) : NULL;
 	struct mr_heatmap hm;
+	char title[512];
 	FILE *f = stdout;
 	int err;
 
+	if (path && !fmt && !named)
+		return mr_cli_usage("report", "heatmap file '%s': unknown type (name it .svg or .png, "
+				    "or give -f svg|png|term)", path);
+	if (named && fmt && strcmp(named, fmt))
+		return mr_cli_usage("report", "-f %s, but the file name '%s' says %s", fmt, path, named);
 	if (!fmt)
-		fmt = path ? (strstr(path, ".png") ? "png" : "svg") : "term";
+		fmt = named ? named : "term";
 	if (strcmp(fmt, "svg") && strcmp(fmt, "png") && strcmp(fmt, "term"))
 		return mr_cli_usage("report", "unknown heatmap format '%s' (svg, png, term)", fmt);
 	if (!strcmp(fmt, "png") && !path && isatty(STDOUT_FILENO))
@@ -132,6 +174,22 @@ static int report_heatmap(const struct mr_rec *rec, const char *path, const char
 	err = mr_heatmap_build(rec, width, height, &hm);
 	if (err)
 		return mr_cli_fail("%s", mr_last_error());
+	if (hm.phys && strcmp(fmt, "term")) {
+		/* power-region edges: the region map `report regions` uses (under --root) */
+		struct mr_discover_opts dopts = { 0 };
+		struct mr_region_map map;
+
+		if (mr_region_map_discover(&map, &dopts)) {
+			mr_cli_warn("no power-region edges on the heatmap: %s", mr_last_error());
+		} else {
+			err = mr_heatmap_set_regions(&hm, &map);
+			mr_region_map_destroy(&map);
+			if (err) {
+				mr_heatmap_free(&hm);
+				return mr_cli_fail("%s", mr_last_error());
+			}
+		}
+	}
 	if (path) {
 		f = fopen(path, "wb");
 		if (!f) {
@@ -139,11 +197,11 @@ static int report_heatmap(const struct mr_rec *rec, const char *path, const char
 			return mr_cli_fail("%s: %s", path, strerror(errno));
 		}
 	}
+	heatmap_title(rec, title, sizeof(title));
 	if (!strcmp(fmt, "svg"))
-		err = mr_heatmap_write_svg(&hm, rec->hdr.kind == MR_MON_TARGET_PHYS ? "physical memory"
-					   : "process", f);
+		err = mr_heatmap_write_svg(&hm, title, f);
 	else if (!strcmp(fmt, "png"))
-		err = mr_heatmap_write_png(&hm, f);
+		err = mr_heatmap_write_png(&hm, title, f);
 	else {
 		char sz[32];
 

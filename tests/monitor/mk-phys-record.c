@@ -3,7 +3,9 @@
  * Write a small record: `mk-phys-record FILE`: physical memory
  * [0, 1 GiB) in 128 MiB regions, [128 MiB, 256 MiB) accessed in half of the samples
  * (5 of 10), the rest never, 4 snapshots. `mk-phys-record FILE process`: the same
- * as a process record of a pid that does not exist. */
+ * as a process record of a pid that does not exist. `mk-phys-record FILE spans`:
+ * physical [512 MiB, 2 GiB) and [4 GiB, 5632 MiB) in 256 MiB regions, snapshots at
+ * 0.25 s, 0.5 s, ... 1.5 s (for heatmaps over server-2s-mpst's power regions). */
 #include "config.h"
 
 #include <fcntl.h>
@@ -18,7 +20,7 @@ int main(int argc, char **argv)
 {
 	struct mr_rec_header h = { .kind = MR_MON_TARGET_PHYS,
 				   .attrs = { 10000, 100000, 1000000, 10, 1000 } };
-	struct mr_mon_region r[8];
+	struct mr_mon_region r[8], spans[12];
 	struct mr_rec_writer w;
 	unsigned i;
 
@@ -40,6 +42,25 @@ int main(int argc, char **argv)
 		h.pid = 999999999;
 	}
 	strcpy(h.backend, "damon");
+	if (argc > 2 && !strcmp(argv[2], "spans")) {
+		memset(r, 0, sizeof(r));
+		for (i = 0; i < 12; i++) {
+			uint64_t base = i < 6 ? UINT64_C(512) << 20 : (UINT64_C(4) << 30) - (UINT64_C(1536) << 20);
+			struct mr_mon_region *p = &spans[i];
+
+			p->start = base + ((uint64_t)i << 28);
+			p->end = p->start + (UINT64_C(1) << 28);
+			p->nr_accesses = i % 3 ? 0 : 10;
+		}
+		if (mr_rec_writer_open(&w, argv[1], &h))
+			goto fail;
+		for (i = 0; i < 6; i++)
+			if (mr_rec_write_snapshot(&w, 250000u * (i + 1), spans, 12))
+				goto fail;
+		if (mr_rec_writer_close(&w))
+			goto fail;
+		return 0;
+	}
 	memset(r, 0, sizeof(r));
 	for (i = 0; i < 8; i++) {
 		r[i].start = (uint64_t)i << 27;
