@@ -79,7 +79,8 @@ TESTS += tests/monitor/profile-e2e.sh
 TESTS += tests/monitor/record-cli.sh tests/monitor/report-regions.sh \
 	tests/monitor/report-regions-live.sh \
 	tests/monitor/wss-stairs.sh tests/monitor/wss-zigzag.sh
-EXTRA_DIST += tests/monitor/wss-lib.sh tests/monitor/fuzz
+EXTRA_DIST += tests/monitor/wss-lib.sh tests/monitor/fuzz \
+	tests/monitor/record-v1.rec tests/monitor/record-v1.README
 endif
 
 # The access-pattern generator and its shipped configs (in the lab guest too).

@@ -166,15 +166,16 @@ static int report_raw(const struct mr_rec *rec)
 	char buf[256];
 	size_t i, k;
 
-	printf("# %s; backend %s; attrs %" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u,%u%s\n",
-	       scope(rec, buf, sizeof(buf)), rec->hdr.backend, rec->hdr.attrs.sample_us,
+	printf("# %s; backend %s; format version %u; attrs %" PRIu64 ",%" PRIu64 ",%" PRIu64
+	       ",%u,%u%s\n", scope(rec, buf, sizeof(buf)), rec->hdr.backend, rec->hdr.version,
+	       rec->hdr.attrs.sample_us,
 	       rec->hdr.attrs.aggr_us, rec->hdr.attrs.update_us, rec->hdr.attrs.min_nr_regions,
 	       rec->hdr.attrs.max_nr_regions, rec->truncated ? "; torn last chunk dropped" : "");
 	if (rec->note)
 		printf("# note: %s\n", rec->note);
 	for (i = 0; i < rec->nr_snaps; i++) {
-		printf("snapshot %zu time_us %" PRIu64 " regions %zu\n", i, rec->snaps[i].time_us,
-		       rec->snaps[i].nr_regions);
+		printf("snapshot %zu time_us %" PRIu64 " regions %zu samples %" PRIu32 "\n", i,
+		       rec->snaps[i].time_us, rec->snaps[i].nr_regions, rec->snaps[i].nr_samples);
 		for (k = 0; k < rec->snaps[i].nr_regions; k++) {
 			const struct mr_rec_region *r = &rec->snaps[i].regions[k];
 
@@ -211,7 +212,7 @@ static int report_regions(const struct mr_rec *rec, bool json)
 	struct mr_region_map map;
 	int pm_fd = -1;
 	uint64_t page_bytes = (uint64_t)sysconf(_SC_PAGESIZE);
-	double *acc, *seen, *snap_acc, max_acc;
+	double *acc, *seen, *snap_acc;
 	unsigned *idle_snaps;
 	size_t i, k;
 	char buf[256];
@@ -237,14 +238,12 @@ static int report_regions(const struct mr_rec *rec, bool json)
 	seen = calloc(map.nr_regions + 1, sizeof(double));
 	snap_acc = calloc(map.nr_regions + 1, sizeof(double));
 	idle_snaps = calloc(map.nr_regions + 1, sizeof(unsigned));
-	max_acc = (double)rec->hdr.attrs.aggr_us / (double)rec->hdr.attrs.sample_us;
-	if (max_acc < 1)
-		max_acc = 1;
 	for (i = 0; acc && seen && snap_acc && idle_snaps && i < rec->nr_snaps; i++) {
 		memset(snap_acc, 0, (map.nr_regions + 1) * sizeof(double));
 		for (k = 0; k < rec->snaps[i].nr_regions; k++) {
 			const struct mr_rec_region *r = &rec->snaps[i].regions[k];
-			double freq = r->nr_accesses / max_acc > 1 ? 1 : r->nr_accesses / max_acc;
+			/* over the snapshot's own samples: the last one may be partial */
+			double freq = mr_rec_access_share(&rec->snaps[i], r);
 			uint64_t a;
 
 			if (pm_fd < 0) {

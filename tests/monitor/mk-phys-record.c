@@ -49,7 +49,7 @@ int main(int argc, char **argv)
 	if (mr_rec_writer_open(&w, argv[1], &h))
 		goto fail;
 	for (i = 0; i < 4; i++)
-		if (mr_rec_write_snapshot(&w, 100000u * (i + 1), r, 8))
+		if (mr_rec_write_snapshot(&w, 100000u * (i + 1), 10, r, 8))
 			goto fail;
 	if (mr_rec_writer_close(&w))
 		goto fail;
