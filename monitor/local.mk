@@ -29,6 +29,13 @@ tests_monitor_test_record_CFLAGS = $(MR_TEST_CFLAGS) $(ZLIB_CFLAGS)
 tests_monitor_test_record_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
 TESTS += tests/monitor/test-record
 
+check_PROGRAMS += tests/monitor/test-report-regions
+tests_monitor_test_report_regions_SOURCES = tests/monitor/test-report-regions.c
+tests_monitor_test_report_regions_CFLAGS = $(MR_TEST_CFLAGS)
+tests_monitor_test_report_regions_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
+tests_monitor_test_report_regions_LDFLAGS = -Wl,--wrap=mr_sys_pread
+TESTS += tests/monitor/test-report-regions
+
 check_PROGRAMS += tests/monitor/test-damon
 tests_monitor_test_damon_SOURCES = tests/monitor/test-damon.c
 tests_monitor_test_damon_CFLAGS = $(MR_TEST_CFLAGS)
@@ -78,9 +85,11 @@ TESTS += tests/monitor/profile-e2e.sh
 
 TESTS += tests/monitor/record-cli.sh tests/monitor/report-regions.sh \
 	tests/monitor/report-heatmap.sh \
+	tests/monitor/report-regions-process.sh \
 	tests/monitor/report-regions-live.sh \
 	tests/monitor/wss-stairs.sh tests/monitor/wss-zigzag.sh
-EXTRA_DIST += tests/monitor/wss-lib.sh tests/monitor/fuzz
+EXTRA_DIST += tests/monitor/wss-lib.sh tests/monitor/fuzz \
+	tests/monitor/record-v1.rec tests/monitor/record-v1.README
 endif
 
 # The access-pattern generator and its shipped configs (in the lab guest too).

@@ -95,8 +95,10 @@ struct mr_mon_ops {
 };
 
 /* Called once per aggregation interval with the aggregated regions (after the
- * merge, before the reset, as DAMON's after_aggregation callback). @time_us is
- * since the start of monitoring. Non-zero stops monitoring and is returned. */
+ * merge, before the reset, as DAMON's after_aggregation callback), and once more
+ * for the last, partial interval when the target ends or monitoring stops inside
+ * one (ctx->aggr_nr_samples says how many samples it holds). @time_us is since the
+ * start of monitoring. Non-zero stops monitoring and is returned. */
 typedef int (*mr_mon_snapshot_fn)(struct mr_mon_ctx *ctx, uint64_t time_us, void *arg);
 
 struct mr_mon_ctx {
@@ -114,6 +116,11 @@ struct mr_mon_ctx {
 	uint64_t rand_state;
 	volatile sig_atomic_t *stop;	/* set by a signal handler: stop after this sample */
 	uint64_t nr_samples;		/* statistics */
+	/* Sampling intervals in the snapshot being reported to the snapshot callback:
+	 * aggr_us / sample_us for a whole aggregation interval, fewer for the last,
+	 * partial one. Backends that aggregate themselves (ops->snapshot) get the
+	 * whole-interval count and may set another. */
+	uint32_t aggr_nr_samples;
 	double kernel_cpu_s;		/* CPU time of kernel threads doing the sampling (kdamond) */
 };
 

@@ -77,7 +77,8 @@ struct rec_state {
 static int write_snapshot(struct mr_mon_ctx *ctx, uint64_t time_us, void *arg)
 {
 	struct rec_state *s = arg;
-	int err = mr_rec_write_snapshot(&s->w, time_us, ctx->target.regions, ctx->target.nr_regions);
+	int err = mr_rec_write_snapshot(&s->w, time_us, ctx->aggr_nr_samples, ctx->target.regions,
+					ctx->target.nr_regions);
 
 	if (!err)
 		s->nr_snaps++;

@@ -85,8 +85,7 @@ mkdir -p "$tmp/state"
 printf 'memory130\nnot-a-block\n' >"$tmp/state/offline.state"
 
 fails_with regions "memregctl: root $tmp/none: No such file or directory" --root "$tmp/none"
-fails_with where "memregctl: $fix/proc/999999999/maps: No such file or directory" \
-	999999999 --root "$fix"
+fails_with where "memregctl: pid 999999999: no such process" 999999999 --root "$fix"
 fails_with move "memregctl: pid 999999999: no such process" 999999999 --to 0 --root "$fix"
 fails_with offline "memregctl: no region 7: this machine has regions 0-1 (memregctl regions)" \
 	7 --root "$fix"

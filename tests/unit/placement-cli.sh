@@ -94,7 +94,7 @@ usage move "--range: bad range '0x5000-0x3000' (START-END, START < END)" 1 --to 
 usage online 'give one REGION, or --restore'
 usage offline "--timeout: bad time '0' (1s to 1d: 90s, 2m)" 1 --timeout 0
 usage offline "--timeout: bad time '1h1x' (1s to 1d: 90s, 2m)" 1 --timeout 1h1x
-expect 1 "" "memregctl: $fix/proc/999999999/maps: No such file or directory" \
+expect 1 "" "memregctl: pid 999999999: no such process" \
 	"$ctl" where 999999999 --root "$fix"
 expect 1 "" "memregctl: refusing to move pages under fixture root $fix" \
 	"$ctl" move 1 --to 0 --root "$fix" --apply
