@@ -548,8 +548,7 @@ int mr_cmd_report(int argc, char **argv)
 	struct mr_rec rec;
 	int c, ret;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
+	while ((c = mr_cli_getopt(argc, argv, "f:o:h", opts)) != -1) {
 		switch (c) {
 		case 'f': fmt = optarg; break;
 		case 'o': out = optarg; break;
@@ -568,7 +567,7 @@ int mr_cmd_report(int argc, char **argv)
 		case 'j': json = true; break;
 		case 'r': root = optarg; break;
 		case 'h': usage(stdout); return mr_cli_finish(MR_EXIT_OK);
-		default: return mr_cli_usage(argv[0], "unknown option");
+		default: return MR_EXIT_USAGE;
 		}
 	}
 	if (argc - optind != 2)
