@@ -44,6 +44,7 @@ tests_monitor_test_damon_trace_SOURCES = tests/monitor/test-damon-trace.c
 tests_monitor_test_damon_trace_CFLAGS = $(MR_TEST_CFLAGS)
 tests_monitor_test_damon_trace_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
 TESTS += tests/monitor/test-damon-trace
+TESTS += tests/monitor/damon-reset-cli.sh
 
 check_PROGRAMS += tests/monitor/test-backends
 tests_monitor_test_backends_SOURCES = tests/monitor/test-backends.c
@@ -95,6 +96,7 @@ dist_accessgenconfig_DATA = monitor/configs/stairs monitor/configs/zigzag
 
 dist_man_MANS += man/memregctl-record.1 man/memregctl-report.1 man/memreg-record.5 man/memregctl-profile.1 \
 	man/memreg-accessgen.1
+dist_man_MANS += man/memregctl-damon-reset.1
 EXTRA_DIST += docs/monitor.md docs/img tests/lab/guest/monitor bench/profile-hotset.sh
 
 # The overhead benchmark, installed so the lab guest can run it too.
