@@ -191,8 +191,7 @@ static int start(struct mr_mon_ctx *ctx, pid_t pid, const struct mr_mon_attrs *a
 	size_t len;
 	int err;
 
-	p->owner.nr_kdamonds = 1;
-	k->index = KD_INDEX;
+	p->owner.nr_kdamonds = 1;	/* kdamonds/0 == KD_INDEX */
 	snprintf(k->ops, sizeof(k->ops), "%s", ops);
 	k->target_pid = ctx->target.kind == MR_MON_TARGET_PHYS ? 0 : pid;
 	err = mr_mon_damon_claim(&p->owner);

@@ -282,6 +282,9 @@ int mr_mon_damon_claim(struct mr_mon_damon_owner *o)
 
 	if (!o->nr_kdamonds || o->nr_kdamonds > MR_DAMON_MAX_KDAMONDS)
 		return mr_error(-EINVAL, "damon: %u kdamonds", o->nr_kdamonds);
+	/* nr_kdamonds = N makes kdamonds/0..N-1: all of them memreg's */
+	for (i = 0; i < o->nr_kdamonds; i++)
+		o->kd[i].index = i;
 	err = mr_mon_damon_check_free(why, sizeof(why));
 	if (err)
 		return mr_error(err, "damon: %s; not touched", why);
@@ -485,11 +488,15 @@ void mr_mon_damon_release(struct mr_mon_damon_owner *o)
 
 static void describe(char *buf, size_t len, const struct mr_mon_damon_kdamond *k)
 {
-	if (!strcmp(k->ops, "vaddr"))
-		snprintf(buf, len, "kdamond %u (thread %ld, vaddr of pid %ld)", k->index, (long)k->pid,
-			 (long)k->target_pid);
+	char thread[32], target[48] = "";
+
+	if (k->pid)
+		snprintf(thread, sizeof(thread), "thread %ld", (long)k->pid);
 	else
-		snprintf(buf, len, "kdamond %u (thread %ld, paddr)", k->index, (long)k->pid);
+		snprintf(thread, sizeof(thread), "thread not recorded");
+	if (!strcmp(k->ops, "vaddr"))
+		snprintf(target, sizeof(target), " of pid %ld", (long)k->target_pid);
+	snprintf(buf, len, "kdamond %u (%s, %s%s)", k->index, thread, k->ops, target);
 }
 
 int mr_mon_damon_reset(bool apply, FILE *out)

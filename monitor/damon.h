@@ -108,7 +108,8 @@ int mr_mon_damon_check_free(char *why, size_t len);
 
 /* memreg's own pid and start time (through the root layer), nothing claimed. */
 int mr_mon_damon_owner_init(struct mr_mon_damon_owner *o, bool apply);
-/* Create o->nr_kdamonds kdamonds (o->kd[] filled but for the pids), memreg's:
+/* Create o->nr_kdamonds kdamonds, kdamonds/0..N-1 (o->kd[] ops and targets filled;
+ * indices are set here, pids by mr_mon_damon_started), memreg's:
  * check free again, write the owner file, read nr_kdamonds as 0 once more right
  * before writing it (writing it destroys every kdamond directory), then verify the
  * write took (nr_kdamonds reads back, the directories are fresh). -EBUSY, with
