@@ -351,37 +351,42 @@ static void test_in_use_writes_nothing(void **state)
 {
 	static const struct busy_case cases[] = {
 		{ "nr_kdamonds", "/sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds", "1\n", -EBUSY,
-		  "nr_kdamonds is 1" },
-		{ "thread", "/proc/4242/comm", "kdamond.0\n", -EBUSY, "kdamond.0 (pid 4242)" },
+		  "DAMON is in use: nr_kdamonds is 1" },
+		{ "thread", "/proc/4242/comm", "kdamond.0\n", -EBUSY,
+		  "DAMON is in use: thread kdamond.0 (pid 4242) runs" },
 		{ "reclaim", "/sys/module/damon_reclaim/parameters/enabled", "Y\n", -EBUSY,
-		  "damon_reclaim is enabled" },
+		  "DAMON is in use: damon_reclaim is enabled" },
 		{ "lru_sort", "/sys/module/damon_lru_sort/parameters/enabled", "Y\n", -EBUSY,
-		  "damon_lru_sort is enabled" },
+		  "DAMON is in use: damon_lru_sort is enabled" },
 		{ "stat", "/sys/module/damon_stat/parameters/enabled", "Y\n", -EBUSY,
-		  "damon_stat is enabled" },
+		  "DAMON is in use: damon_stat is enabled" },
+		/* a memreg that runs and wrote its marker, before its nr_kdamonds write */
+		{ "memreg", "/run/memreg/damon.owner", "memreg 77 500\n", -EBUSY,
+		  "DAMON is in use: memreg pid 77 owns it (/run/memreg/damon.owner)" },
 	};
 	size_t i;
 
 	for (i = 0; i < MR_ARRAY_SIZE(cases); i++) {
 		struct mr_mon_ctx ctx;
-		char why[256] = "";
+		char why[256] = "", err_want[300];
 		const struct mr_mon_ops *auto_ops;
 		int err;
 
 		print_message("in use: %s\n", cases[i].name);
 		reset_root();
 		put(cases[i].file, cases[i].content);
+		put_stat(77, "memregctl", 0, 0, 500);
 		writes_allowed = false;
 		assert_int_equal(mr_mon_damon_check_free(why, sizeof(why)), cases[i].expect);
-		if (!strstr(why, cases[i].why))
-			fail_msg("'%s' lacks '%s'", why, cases[i].why);
+		assert_string_equal(why, cases[i].why);
+		snprintf(err_want, sizeof(err_want), "damon: %s; not touched", cases[i].why);
 		/* the whole backend, with --apply, on a process and on physical memory */
 		mr_mon_ctx_init(&ctx, &mr_mon_ops_damon);
 		ctx.apply = true;
 		ctx.target.pid = 1;
 		err = mr_mon_run(&ctx, NULL, NULL);
 		assert_int_equal(err, -EBUSY);
-		assert_non_null(strstr(mr_last_error(), "not touched"));
+		assert_string_equal(mr_last_error(), err_want);
 		ctx.target.kind = MR_MON_TARGET_PHYS;
 		assert_int_equal(mr_mon_run(&ctx, NULL, NULL), -EBUSY);
 		mr_mon_ctx_destroy(&ctx);
@@ -390,6 +395,20 @@ static void test_in_use_writes_nothing(void **state)
 		assert_true(auto_ops != &mr_mon_ops_damon);
 		assert_int_equal(nr_writes, 0);
 	}
+}
+
+/* A marker left by a memreg that is gone: the "in use" message names the fix. */
+static void test_stale_marker_named(void **state)
+{
+	char why[256];
+
+	reset_root();
+	put("/run/memreg/damon.owner", "memreg 88 500\nkdamond 0 4300 paddr 0\n");
+	put("/sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds", "1\n");
+	writes_allowed = false;
+	assert_int_equal(mr_mon_damon_check_free(why, sizeof(why)), -EBUSY);
+	assert_string_equal(why, "DAMON is in use: nr_kdamonds is 1 (left by memreg pid 88, which "
+			    "is gone: `memregctl damon-reset --apply` removes it)");
 }
 
 static void test_no_damon(void **state)
@@ -405,7 +424,8 @@ static void test_no_damon(void **state)
 		unlink(p);
 	}
 	assert_int_equal(mr_mon_damon_check_free(why, sizeof(why)), -ENOTSUP);
-	assert_non_null(strstr(why, "no DAMON sysfs"));
+	assert_string_equal(why, "this kernel has no DAMON sysfs interface "
+			    "(/sys/kernel/mm/damon/admin)");
 }
 
 /* Free: writes start by creating kdamond 0 and, whatever fails later, the last
@@ -968,6 +988,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_in_use_writes_nothing),
+		cmocka_unit_test(test_stale_marker_named),
 		cmocka_unit_test(test_no_damon),
 		cmocka_unit_test(test_free_resets),
 		cmocka_unit_test(test_coalesce),
