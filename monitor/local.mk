@@ -4,7 +4,8 @@ libmrcore_la_SOURCES += \
 	monitor/monitor.h monitor/core.c monitor/maps.c monitor/backend.c \
 	monitor/backend-refs.c monitor/backend-softdirty.c \
 	monitor/backend-uffd.c monitor/uffd.h \
-	monitor/backend-damon.c monitor/damon-trace.c monitor/damon.h \
+	monitor/backend-damon.c monitor/damon.h monitor/damon-sysfs.c \
+	monitor/damon-tracefs.c monitor/damon-regions.c monitor/damon-trace.c \
 	monitor/backend-replay.c \
 	monitor/backend-perf.c monitor/perf.h \
 	monitor/record.c monitor/record.h \
@@ -40,7 +41,9 @@ check_PROGRAMS += tests/monitor/test-damon
 tests_monitor_test_damon_SOURCES = tests/monitor/test-damon.c
 tests_monitor_test_damon_CFLAGS = $(MR_TEST_CFLAGS)
 tests_monitor_test_damon_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
-tests_monitor_test_damon_LDFLAGS = -Wl,--wrap=mr_root_write_str -Wl,--wrap=mr_sys_write
+tests_monitor_test_damon_LDFLAGS = -Wl,--wrap=mr_root_write_str -Wl,--wrap=mr_sys_write \
+	-Wl,--wrap=mr_root_write_file -Wl,--wrap=mr_root_unlink -Wl,--wrap=mr_root_mkdir \
+	-Wl,--wrap=mr_root_rmdir
 TESTS += tests/monitor/test-damon
 
 check_PROGRAMS += tests/monitor/test-damon-trace
@@ -48,6 +51,7 @@ tests_monitor_test_damon_trace_SOURCES = tests/monitor/test-damon-trace.c
 tests_monitor_test_damon_trace_CFLAGS = $(MR_TEST_CFLAGS)
 tests_monitor_test_damon_trace_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
 TESTS += tests/monitor/test-damon-trace
+TESTS += tests/monitor/damon-reset-cli.sh
 
 check_PROGRAMS += tests/monitor/test-backends
 tests_monitor_test_backends_SOURCES = tests/monitor/test-backends.c

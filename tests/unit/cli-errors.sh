@@ -99,6 +99,7 @@ fails_with profile "memregctl: $tmp/empty.rec: record holds no snapshot" \
 fails_with energy "memregctl: root $tmp/none: No such file or directory" \
 	--root "$tmp/none" -- true
 fails_with alloc-stats "memregctl: $tmp/none: no such file" --file "$tmp/none"
+fails_with damon-reset "memregctl: root $tmp/none: No such file or directory" --root "$tmp/none"
 # version cannot fail but by its usage: exit 2, one line and the hint
 tested="$tested version "
 "$ctl" version extra >"$tmp/out" 2>"$tmp/err"
