@@ -96,11 +96,12 @@ bool mr_mon_process_alive(pid_t pid)
 	return true;
 }
 
-int mr_mon_clear_refs(pid_t pid, const char *what)
+int mr_mon_clear_refs(pid_t pid, const char *what, bool consent)
 {
 	char path[64];
 
-	/* per-process state, the backends' whole point: consent is the record command */
+	/* clearing a process's accessed or soft-dirty bits misleads its reclaim and
+	 * whatever reads soft-dirty (CRIU): the same guard as any kernel-state write */
 	mr_pathf(path, sizeof(path), "/proc/%d/clear_refs", (int)pid);
-	return mr_root_write_str(path, what, true);
+	return mr_root_write_str(path, what, consent);
 }

@@ -45,7 +45,9 @@ static void usage(FILE *f)
 		"      --phys           monitor physical memory (damon only)\n"
 		"  -d, --duration SEC   stop after SEC seconds\n"
 		"      --replay FILE    the replay backend's source record\n"
-		"      --apply          allow backends that change global kernel state (damon)\n"
+		"      --apply          allow backends that change kernel state: damon (global),\n"
+		"                       refs and softdirty on a --pid (a COMMAND record starts\n"
+		"                       is its own to observe)\n"
 		"      --root DIR       read /proc and /sys under DIR (a fixture: never written)\n"
 		"  -h, --help           this text\n\nBackends (default intervals sample/aggr/update):\n");
 	b = mr_mon_backends(&nr);
@@ -102,7 +104,7 @@ int mr_cmd_record(int argc, char **argv)
 	const char *backend = "auto", *attrs = NULL, *out = "memreg.rec", *root = NULL;
 	const char *replay = NULL;
 	const struct mr_mon_ops *ops;
-	struct mr_mon_ctx ctx;
+	struct mr_mon_ctx ctx, want;
 	struct rec_state st = { .w = { .fd = -1 } };
 	struct mr_rec_header hdr = { 0 };
 	struct sigaction sa = { 0 };
@@ -145,9 +147,14 @@ int mr_cmd_record(int argc, char **argv)
 	if (mr_root_set(root))
 		return mr_cli_fail("%s", mr_last_error());
 
+	/* what is to be observed, and the consent given for it */
+	mr_mon_ctx_init(&want, NULL);
+	want.apply = apply;
+	want.target.kind = phys ? MR_MON_TARGET_PHYS : MR_MON_TARGET_PROCESS;
+	want.target.pid = (pid_t)pid;
+	want.target.started = optind < argc;	/* record -- COMMAND */
 	if (strcmp(backend, "auto") == 0) {
-		ops = mr_mon_backend_auto(phys ? MR_MON_TARGET_PHYS : MR_MON_TARGET_PROCESS, apply,
-					  why, sizeof(why));
+		ops = mr_mon_backend_auto(&want, why, sizeof(why));
 		if (!ops)
 			return mr_cli_fail("no backend works here: %s", why);
 		fprintf(stderr, "memregctl record: backend auto: using %s%s%s%s\n", ops->name,
@@ -169,8 +176,11 @@ int mr_cmd_record(int argc, char **argv)
 	ctx.selftest_passed = strcmp(backend, "auto") == 0;	/* mr_mon_backend_auto ran it */
 	ctx.replay_path = replay;
 	ctx.stop = &stop_flag;
-	ctx.target.kind = phys ? MR_MON_TARGET_PHYS : MR_MON_TARGET_PROCESS;
-	ctx.target.pid = (pid_t)pid;
+	ctx.target = want.target;
+	if (mr_mon_check_consent(&ctx)) {
+		mr_mon_ctx_destroy(&ctx);
+		return mr_cli_fail("%s", mr_last_error());
+	}
 
 	sa.sa_handler = on_signal;	/* no SA_RESTART: a signal cuts the sleep short */
 	sigaction(SIGINT, &sa, NULL);
@@ -245,5 +255,6 @@ int mr_cmd_record(int argc, char **argv)
 				"core\n", ctx.kernel_cpu_s, wall_s > 0 ? 100 * ctx.kernel_cpu_s / wall_s : 0);
 	}
 	mr_mon_ctx_destroy(&ctx);
+	mr_mon_ctx_destroy(&want);
 	return mr_cli_finish(status);
 }
