@@ -87,7 +87,8 @@ tests_monitor_profile_prog_CFLAGS = $(AM_CFLAGS) -fno-builtin
 tests_monitor_profile_prog_LDADD =
 TESTS += tests/monitor/profile-e2e.sh
 
-TESTS += tests/monitor/record-cli.sh tests/monitor/report-regions.sh \
+TESTS += tests/monitor/record-cli.sh tests/monitor/record-safety.sh \
+	tests/monitor/report-regions.sh \
 	tests/monitor/report-heatmap.sh \
 	tests/monitor/report-regions-process.sh \
 	tests/monitor/report-regions-live.sh \

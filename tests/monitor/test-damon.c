@@ -391,7 +391,7 @@ static void test_in_use_writes_nothing(void **state)
 		assert_int_equal(mr_mon_run(&ctx, NULL, NULL), -EBUSY);
 		mr_mon_ctx_destroy(&ctx);
 		/* auto never takes damon here (refs etc. fail on the fixture: no /proc/self) */
-		auto_ops = mr_mon_backend_auto(MR_MON_TARGET_PHYS, true, why, sizeof(why));
+		auto_ops = mr_mon_backend_auto(&ctx, why, sizeof(why));	/* phys, --apply */
 		assert_true(auto_ops != &mr_mon_ops_damon);
 		assert_int_equal(nr_writes, 0);
 	}
