@@ -80,10 +80,13 @@ int mr_mon_attrs_parse(const char *s, struct mr_mon_attrs *attrs)
 			*comma = '\0';
 		if (i >= 5)
 			return mr_error(-EINVAL, "attributes '%s': at most 5 fields "
-					"(sample_us,aggr_us,update_us,min,max)", s);
+					"(sample,aggr,update,min,max)", s);
 		if (*p) {
-			if (mr_parse_u64(p, &v))
-				return mr_error(-EINVAL, "attributes '%s': '%s' is not a number", s, p);
+			/* intervals with a unit (5ms, 100ms, 1s) or bare microseconds */
+			if (i < 3 ? mr_parse_duration_us(p, 1, &v) : mr_parse_u64(p, &v))
+				return mr_error(-EINVAL, "attributes '%s': '%s' is not %s", s, p,
+						i < 3 ? "a time (5ms, 100ms, 1s; bare: microseconds)" :
+						"a number");
 			if (i < 3) {
 				*fields[i] = v;
 			} else {

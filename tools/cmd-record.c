@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,13 +49,14 @@ static void usage(FILE *f)
 		"Options:\n"
 		"  -b, --backend NAME   auto (default: the best one whose self-test passes),\n"
 		"                       or one of the backends below\n"
-		"  -a, --attrs LIST     sample_us,aggr_us,update_us,min_regions,max_regions;\n"
+		"  -a, --attrs LIST     sample,aggr,update,min_regions,max_regions: times with\n"
+		"                       a unit (5ms,100ms,1s; bare numbers are microseconds);\n"
 		"                       empty fields keep the backend's default\n"
 		"  -o, --output FILE    record file (default memreg.rec; the previous one is\n"
 		"                       kept as FILE.old)\n"
 		"  -p, --pid PID        monitor a running process\n"
 		"      --phys           monitor physical memory (damon only)\n"
-		"  -d, --duration SEC   stop after SEC seconds\n"
+		"  -d, --duration TIME  stop after TIME (0.5s, 30s, 2m; bare: seconds)\n"
 		"      --replay FILE    the replay backend's source record\n"
 		"      --apply          allow backends that change kernel state: damon (global),\n"
 		"                       refs and softdirty on a --pid (a COMMAND record starts\n"
@@ -307,6 +309,15 @@ static void say_nothing_recorded(const struct mr_mon_ctx *ctx, const char *repla
 		    (no_sample ? a->sample_us : a->aggr_us) / 1e6, hint);
 }
 
+/* --duration: SIGALRM after @us microseconds (0 cancels); alarm(2) has whole seconds only. */
+static void set_timer(uint64_t us)
+{
+	struct itimerval t = { .it_value = { .tv_sec = (time_t)(us / 1000000),
+					     .tv_usec = (suseconds_t)(us % 1000000) } };
+
+	setitimer(ITIMER_REAL, &t, NULL);
+}
+
 int mr_cmd_record(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -330,15 +341,14 @@ int mr_cmd_record(int argc, char **argv)
 	struct rec_output o;
 	struct mr_rec_header hdr = { 0 };
 	struct sigaction sa = { 0 }, old_hup;
-	uint64_t pid = 0, duration = 0, mon_start_us, ran_us;
+	uint64_t pid = 0, duration_us = 0, mon_start_us, ran_us;
 	bool phys = false, apply = false, failed, kept_old = false;
 	pid_t child = -1;
 	uint64_t start_us = mr_mon_now_us();
 	char why[512] = "", note[1024];
 	int c, err, exec_errno, cmd_status = 0;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+b:a:o:p:d:h", opts, NULL)) != -1) {
+	while ((c = mr_cli_getopt(argc, argv, "+b:a:o:p:d:h", opts)) != -1) {
 		switch (c) {
 		case 'b': backend = optarg; break;
 		case 'a': attrs = optarg; break;
@@ -349,14 +359,17 @@ int mr_cmd_record(int argc, char **argv)
 			break;
 		case 'P': phys = true; break;
 		case 'd':
-			if (mr_parse_u64(optarg, &duration) || !duration || duration > 86400 * 365)
-				return mr_cli_usage(argv[0], "bad --duration '%s' (seconds)", optarg);
+			/* a time with its unit (0.5s, 2m), or bare seconds as before */
+			if (mr_parse_duration_us(optarg, 1000000, &duration_us) || !duration_us ||
+			    duration_us > 365 * 86400000000ull)
+				return mr_cli_usage(argv[0], "bad --duration '%s' (a time: 0.5s, 30s, "
+						    "2m; bare: seconds)", optarg);
 			break;
 		case 'R': replay = optarg; break;
 		case 'A': apply = true; break;
 		case 'r': root = optarg; break;
 		case 'h': usage(stdout); return mr_cli_finish(MR_EXIT_OK);
-		default: return mr_cli_usage(argv[0], "unknown option");
+		default: return MR_EXIT_USAGE;
 		}
 	}
 	if ((pid != 0) + phys + (optind < argc) + (replay != NULL) != 1)
@@ -451,13 +464,13 @@ int mr_cmd_record(int argc, char **argv)
 				      i == optind ? " command=" : " ", argv[i]);
 		err = mr_rec_write_note(&st.w, note);
 	}
-	if (!err && duration)
-		alarm((unsigned)duration);
+	if (!err && duration_us)
+		set_timer(duration_us);
 	mon_start_us = mr_mon_now_us();
 	if (!err)
 		err = mr_mon_run(&ctx, write_snapshot, &st);
 	ran_us = mr_mon_now_us() - mon_start_us;
-	alarm(0);
+	set_timer(0);
 	if (err)
 		mr_cli_fail("%s", mr_last_error());
 	if (mr_rec_writer_close(&st.w) && !err) {

@@ -317,6 +317,18 @@ static void test_attrs_parse(void **state)
 	assert_int_not_equal(mr_mon_attrs_parse(",,,10,15", &a), 0);		/* max < 2 min */
 	assert_int_not_equal(mr_mon_attrs_parse(",,,", &a), 0);
 	assert_int_equal(a.sample_us, 10000);	/* failures leave it alone */
+	/* intervals with units, as damo writes them; bare numbers stay microseconds */
+	assert_int_equal(mr_mon_attrs_parse("5ms,100ms,1s", &a), 0);
+	assert_int_equal(a.sample_us, 5000);
+	assert_int_equal(a.aggr_us, 100000);
+	assert_int_equal(a.update_us, 1000000);
+	assert_int_equal(mr_mon_attrs_parse("0.5s,2s,", &a), 0);
+	assert_int_equal(a.sample_us, 500000);
+	assert_int_equal(a.aggr_us, 2000000);
+	assert_int_not_equal(mr_mon_attrs_parse("5xs", &a), 0);
+	assert_string_equal(mr_last_error(), "attributes '5xs': '5xs' is not a time "
+			    "(5ms, 100ms, 1s; bare: microseconds)");
+	assert_int_not_equal(mr_mon_attrs_parse(",,,10ms,", &a), 0);	/* a count is a count */
 }
 
 /* ---- the sampling loop over a fake backend: the last, partial interval ---- */
