@@ -322,7 +322,7 @@ static void test_attrs_parse(void **state)
 	assert_int_equal(a.sample_us, 5000);
 	assert_int_equal(a.aggr_us, 100000);
 	assert_int_equal(a.update_us, 1000000);
-	assert_int_equal(mr_mon_attrs_parse("0.5s,2s,", &a), 0);
+	assert_int_equal(mr_mon_attrs_parse("0.5s,2s,4s", &a), 0);
 	assert_int_equal(a.sample_us, 500000);
 	assert_int_equal(a.aggr_us, 2000000);
 	assert_int_not_equal(mr_mon_attrs_parse("5xs", &a), 0);
