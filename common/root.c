@@ -277,15 +277,27 @@ int mr_root_may_change(const char *what, bool apply)
 	return 0;
 }
 
+/* The guard for "@verb @linux_path", then (with @path) the host path to change. */
+static int may_change_path(const char *verb, const char *linux_path, bool apply, char *path,
+			   size_t len)
+{
+	char what[PATH_MAX + 16];
+	int ret;
+
+	snprintf(what, sizeof(what), "%s %s", verb, linux_path);
+	ret = mr_root_may_change(what, apply);
+	if (ret || !path)
+		return ret;
+	return mr_root_path(path, len, linux_path);
+}
+
 int mr_root_write_str(const char *linux_path, const char *s, bool apply)
 {
 	size_t n = strlen(s), done = 0;
-	char what[PATH_MAX + 16];
 	ssize_t r;
 	int fd, ret;
 
-	snprintf(what, sizeof(what), "write %s", linux_path);
-	ret = mr_root_may_change(what, apply);
+	ret = may_change_path("write", linux_path, apply, NULL, 0);
 	if (ret)
 		return ret;
 	fd = mr_root_open(linux_path, O_WRONLY);
@@ -310,14 +322,10 @@ int mr_root_write_str(const char *linux_path, const char *s, bool apply)
 
 static int dir_op(const char *linux_path, bool apply, bool make)
 {
-	char path[PATH_MAX], what[PATH_MAX + 16];
+	char path[PATH_MAX];
 	int ret;
 
-	snprintf(what, sizeof(what), "%s %s", make ? "create" : "remove", linux_path);
-	ret = mr_root_may_change(what, apply);
-	if (ret)
-		return ret;
-	ret = mr_root_path(path, sizeof(path), linux_path);
+	ret = may_change_path(make ? "create" : "remove", linux_path, apply, path, sizeof(path));
 	if (ret)
 		return ret;
 	if ((make ? mkdir(path, 0755) : rmdir(path)) < 0)
@@ -338,15 +346,11 @@ int mr_root_rmdir(const char *linux_path, bool apply)
 
 int mr_root_write_file(const char *linux_path, const char *data, size_t len, bool apply)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 32], what[PATH_MAX + 16];
+	char path[PATH_MAX], tmp[PATH_MAX + 32];
 	size_t done = 0;
 	int fd, ret;
 
-	snprintf(what, sizeof(what), "write %s", linux_path);
-	ret = mr_root_may_change(what, apply);
-	if (ret)
-		return ret;
-	ret = mr_root_path(path, sizeof(path), linux_path);
+	ret = may_change_path("write", linux_path, apply, path, sizeof(path));
 	if (ret)
 		return ret;
 	/* per process: two writers never share a temporary */
@@ -379,14 +383,10 @@ int mr_root_write_file(const char *linux_path, const char *data, size_t len, boo
 
 int mr_root_unlink(const char *linux_path, bool apply)
 {
-	char path[PATH_MAX], what[PATH_MAX + 16];
+	char path[PATH_MAX];
 	int ret;
 
-	snprintf(what, sizeof(what), "remove %s", linux_path);
-	ret = mr_root_may_change(what, apply);
-	if (ret)
-		return ret;
-	ret = mr_root_path(path, sizeof(path), linux_path);
+	ret = may_change_path("remove", linux_path, apply, path, sizeof(path));
 	if (ret)
 		return ret;
 	if (unlink(path) < 0)
