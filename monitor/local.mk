@@ -8,7 +8,7 @@ libmrcore_la_SOURCES += \
 	monitor/damon-tracefs.c monitor/damon-regions.c monitor/damon-trace.c \
 	monitor/backend-replay.c \
 	monitor/backend-perf.c monitor/perf.h \
-	monitor/record.c monitor/record.h \
+	monitor/record.c monitor/record.h monitor/rec-place.c monitor/rec-place.h \
 	monitor/report.c monitor/report.h \
 	monitor/profile.c monitor/profile.h
 libmrcore_la_CFLAGS += $(ZLIB_CFLAGS) $(PNG_CFLAGS)
@@ -36,6 +36,13 @@ tests_monitor_test_report_regions_CFLAGS = $(MR_TEST_CFLAGS)
 tests_monitor_test_report_regions_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
 tests_monitor_test_report_regions_LDFLAGS = -Wl,--wrap=mr_sys_pread
 TESTS += tests/monitor/test-report-regions
+
+check_PROGRAMS += tests/monitor/test-rec-place
+tests_monitor_test_rec_place_SOURCES = tests/monitor/test-rec-place.c
+tests_monitor_test_rec_place_CFLAGS = $(MR_TEST_CFLAGS)
+tests_monitor_test_rec_place_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
+tests_monitor_test_rec_place_LDFLAGS = -Wl,--wrap=mr_sys_pread
+TESTS += tests/monitor/test-rec-place
 
 check_PROGRAMS += tests/monitor/test-damon
 tests_monitor_test_damon_SOURCES = tests/monitor/test-damon.c

@@ -4,21 +4,20 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "common/root.h"
-#include "common/sys.h"
 #include "common/util.h"
+#include "monitor/rec-place.h"
 #include "monitor/record.h"
 #include "power/model.h"
-#include "regions/placement.h"
 
-#define PM_CHUNK	512u
+/* Which power regions of @map a snapshot's accessed regions touched. */
+struct snap_hits {
+	const struct mr_region_map *map;
+	bool *hit;
+};
 
 /* True when [start, end) overlaps one of the region's physical ranges. */
 static bool overlaps(const struct mr_region *r, uint64_t start, uint64_t end)
@@ -37,140 +36,63 @@ static const char *const record_physical =
 	"give residency from physical samples (perf with physical addresses) with "
 	"--residency";
 
-/*
- * The process of a record must still be the one recorded: a pid reused since would
- * translate another process's pages. Its start time (/proc/PID/stat field 22, in
- * clock ticks after /proc/stat's btime) must not be after the record started.
- */
-static int same_process(const struct mr_rec *rec, const char *name)
+/* mr_rec_place_range's callback: the region holds a present page of an accessed
+ * monitoring region, so it is not idle in this snapshot. */
+static void mark_hit(const struct mr_region *r, uint64_t bytes, void *arg)
 {
-	char path[64], buf[4096], *p;
-	uint64_t btime = 0, start_ticks;
-	long hz = sysconf(_SC_CLK_TCK);
-	double start_s;
-	int ret, i;
+	const struct snap_hits *h = arg;
 
-	ret = mr_root_read_str(mr_pathf(path, sizeof(path), "/proc/%d/stat",
-					(int)rec->hdr.pid), buf, sizeof(buf));
-	if (ret)
-		return mr_error(-ESRCH, "%s: a process-scoped record (virtual addresses of pid %d) "
-				"maps onto power regions only through that process's page table "
-				"while it runs, and pid %d is gone; %s", name, (int)rec->hdr.pid,
-				(int)rec->hdr.pid, record_physical);
-	/* Fields after the command name (in parentheses, may hold spaces). */
-	p = strrchr(buf, ')');
-	for (i = 0; p && i < 20; i++)
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p + 1, "%" SCNu64, &start_ticks) != 1)
-		return mr_error(-EINVAL, "%s: no start time field", path);
-	ret = mr_root_read_file("/proc/stat", 1 << 20, &p, NULL);
-	if (ret)
-		return ret;
-	{
-		char *b = strstr(p, "\nbtime ");
-
-		if (!b || sscanf(b, "\nbtime %" SCNu64, &btime) != 1) {
-			free(p);
-			return mr_error(-EINVAL, "/proc/stat: no btime line");
-		}
-	}
-	free(p);
-	start_s = (double)btime + (double)start_ticks / (double)(hz > 0 ? hz : 100);
-	/* btime and the record's start are whole seconds: allow two. */
-	if (start_s > (double)rec->hdr.start_unix_ns / 1e9 + 2)
-		return mr_error(-ESRCH, "%s: pid %d started after the record did: it is another "
-				"process now, the recorded one is gone; %s", name,
-				(int)rec->hdr.pid, record_physical);
-	return 0;
-}
-
-/*
- * Mark in @hit the power regions that hold a present page of [start, end) of the
- * process behind @fd (its pagemap). *@zero_pfns counts present pages whose PFN
- * reads as 0: the kernel hides PFNs from readers without CAP_SYS_ADMIN.
- */
-static int translate(int fd, const char *path, uint64_t start, uint64_t end, uint64_t page,
-		     const struct mr_region_map *map, bool *hit, uint64_t *zero_pfns,
-		     uint64_t *present)
-{
-	uint64_t ent[PM_CHUNK], vpn = start / page, last = (end + page - 1) / page;
-
-	while (vpn < last) {
-		size_t n = last - vpn < PM_CHUNK ? (size_t)(last - vpn) : PM_CHUNK, i;
-		long got = mr_root_pread(fd, ent, n * 8, vpn * 8);
-
-		if (got < 0)
-			return mr_error((int)got, "%s: %s", path, strerror((int)-got));
-		if (got == 0)
-			break;
-		n = (size_t)got / 8;
-		for (i = 0; i < n; i++) {
-			const struct mr_region *r;
-			uint64_t pfn;
-
-			if (!mr_pagemap_entry_present(ent[i], &pfn))
-				continue;	/* not in memory (never touched, or swapped) */
-			(*present)++;
-			if (!pfn) {
-				(*zero_pfns)++;
-				continue;
-			}
-			r = mr_region_of_phys(map, pfn * page);
-			if (r)
-				hit[r - map->regions] = true;
-		}
-		vpn += n;
-	}
-	return 0;
+	(void)bytes;
+	h->hit[r - h->map->regions] = true;
 }
 
 static int from_process_rec(const struct mr_rec *rec, const char *name,
 			    const struct mr_region_map *map, struct mr_residency *res)
 {
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), zero = 0, present = 0;
-	char path[64];
-	bool *hit;
+	struct mr_rec_placement pl;
+	struct snap_hits h = { map, NULL };
 	size_t s, k;
 	unsigned i;
-	int fd, ret;
+	int ret;
 
-	ret = same_process(rec, name);
+	ret = mr_rec_same_process(rec);
+	if (ret == -ESRCH)
+		return mr_error_wrap(ret, "%s: a process-scoped record (virtual addresses of pid "
+				     "%d) maps onto power regions only through that process's page "
+				     "table while it runs, and pid %d is gone; %s", name,
+				     (int)rec->hdr.pid, (int)rec->hdr.pid, record_physical);
 	if (ret)
-		return ret;
-	fd = mr_root_open(mr_pathf(path, sizeof(path), "/proc/%d/pagemap", (int)rec->hdr.pid),
-			  O_RDONLY);
-	if (fd < 0)
-		return mr_error_wrap(fd, "%s: process-scoped record of pid %d needs its "
+		return mr_error_wrap(ret, "%s: process-scoped record of pid %d", name,
+				     (int)rec->hdr.pid);
+	/* one pagemap walk for the whole record, not one per snapshot */
+	ret = mr_rec_place(rec, map, &pl);
+	if (ret) {
+		mr_rec_place_free(&pl);
+		return mr_error_wrap(ret, "%s: process-scoped record of pid %d needs its "
 				     "pagemap (run as root, or %s)", name, (int)rec->hdr.pid,
 				     record_physical);
-	hit = calloc(map->nr_regions ? map->nr_regions : 1, sizeof(*hit));
-	if (!hit) {
-		mr_sys_close(fd);
+	}
+	h.hit = calloc(map->nr_regions ? map->nr_regions : 1, sizeof(*h.hit));
+	if (!h.hit) {
+		mr_rec_place_free(&pl);
 		return mr_error(-ENOMEM, "out of memory");
 	}
-	for (s = 0; s < rec->nr_snaps && !ret; s++) {
+	for (s = 0; s < rec->nr_snaps; s++) {
 		const struct mr_rec_snapshot *snap = &rec->snaps[s];
 
-		memset(hit, 0, map->nr_regions * sizeof(*hit));
-		for (k = 0; k < snap->nr_regions && !ret; k++)
+		memset(h.hit, 0, map->nr_regions * sizeof(*h.hit));
+		for (k = 0; k < snap->nr_regions; k++)
 			if (snap->regions[k].nr_accesses > 0)
-				ret = translate(fd, path, snap->regions[k].start,
-						snap->regions[k].end, page, map, hit, &zero,
-						&present);
+				mr_rec_place_range(&pl, snap->regions[k].start, snap->regions[k].end,
+						   mark_hit, &h);
 		for (i = 0; i < map->nr_regions; i++) {
 			res->regions[i].intervals++;
-			if (!hit[i])
+			if (!h.hit[i])
 				res->regions[i].idle_intervals++;
 		}
 	}
-	free(hit);
-	mr_sys_close(fd);
-	if (ret)
-		return ret;
-	if (present && zero == present)
-		return mr_error(-EPERM, "%s: %s shows pages but every PFN reads 0: the kernel "
-				"hides PFNs without CAP_SYS_ADMIN; run as root, or %s", name, path,
-				record_physical);
+	free(h.hit);
+	mr_rec_place_free(&pl);
 	res->scope = MR_RESIDENCY_PROCESS;
 	snprintf(res->from, sizeof(res->from), "%s (process-scoped: pid %d, %s backend, %zu "
 		 "intervals; virtual addresses placed through /proc/%d/pagemap as it is now, "

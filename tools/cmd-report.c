@@ -13,11 +13,10 @@
 
 #include <json-c/json.h>
 
-#include "common/proc.h"
 #include "common/root.h"
+#include "monitor/rec-place.h"
 #include "monitor/record.h"
 #include "monitor/report.h"
-#include "regions/placement.h"
 #include "regions/region.h"
 #include "tools/cli.h"
 
@@ -245,126 +244,6 @@ static int report_raw(const struct mr_rec *rec)
 	return mr_cli_finish(MR_EXIT_OK);
 }
 
-/* Whether the running process @rec->hdr.pid is the one recorded, not a later one
- * that reuses its pid. Version 2 records carry the process's start time; for the
- * others, a process that started after the record did cannot be the recorded one
- * (whole seconds on both sides: two seconds of slack). 0 or -ESRCH, mr_error set. */
-static int same_recorded_process(const struct mr_rec *rec)
-{
-	pid_t pid = rec->hdr.pid;
-	uint64_t ticks, btime_s = 0;
-	long hz = sysconf(_SC_CLK_TCK);
-	char *stat = NULL, *b;
-	int err;
-
-	if (rec->hdr.target_starttime_ticks)
-		return mr_proc_same(pid, rec->hdr.target_starttime_ticks);
-	err = mr_proc_starttime(pid, &ticks);
-	if (err || !rec->hdr.start_unix_ns)
-		return err;
-	err = mr_root_read_file("/proc/stat", 1 << 20, &stat, NULL);
-	if (err)
-		return err;
-	b = strstr(stat, "\nbtime ");
-	if (!b || sscanf(b, "\nbtime %" SCNu64, &btime_s) != 1) {
-		free(stat);
-		return mr_error(-EINVAL, "/proc/stat: no btime line");
-	}
-	free(stat);
-	if (btime_s + ticks / (uint64_t)(hz > 0 ? hz : 100) > rec->hdr.start_unix_ns / 1000000000u + 2)
-		return mr_error(-ESRCH, "pid %d started after the record did: it is another "
-				"process now", (int)pid);
-	return 0;
-}
-
-/* A run of virtual pages [start, end) of the live process whose frames all lie in
- * power region @id (or in none: @id is the map's region count). */
-struct place_run {
-	uint64_t start, end;
-	unsigned id;
-};
-
-struct placement {
-	const struct mr_region_map *map;
-	uint64_t page_bytes;
-	struct place_run *runs;
-	size_t nr, cap;
-	bool hidden;		/* a present page read PFN 0 */
-};
-
-static int place_chunk(uint64_t vaddr, const uint64_t *e, size_t nr, void *arg)
-{
-	struct placement *pl = arg;
-	size_t i;
-
-	for (i = 0; i < nr; i++, vaddr += pl->page_bytes) {
-		const struct mr_region *reg;
-		struct place_run *last = pl->nr ? &pl->runs[pl->nr - 1] : NULL;
-		uint64_t pfn;
-		unsigned id;
-
-		if (!mr_pagemap_entry_present(e[i], &pfn))
-			continue;	/* never touched, or swapped out */
-		if (!pfn) {
-			pl->hidden = true;
-			return 1;	/* no use reading on: nothing can be placed */
-		}
-		reg = mr_region_of_phys(pl->map, pfn * pl->page_bytes);
-		id = reg ? (unsigned)(reg - pl->map->regions) : pl->map->nr_regions;
-		if (last && last->end == vaddr && last->id == id) {
-			last->end += pl->page_bytes;
-			continue;
-		}
-		if (pl->nr == pl->cap) {
-			size_t cap = pl->cap ? 2 * pl->cap : 256;
-			struct place_run *r = realloc(pl->runs, cap * sizeof(*r));
-
-			if (!r)
-				return mr_error(-ENOMEM, "out of memory");
-			pl->runs = r;
-			pl->cap = cap;
-		}
-		pl->runs[pl->nr++] = (struct place_run){ vaddr, vaddr + pl->page_bytes, id };
-	}
-	return 0;
-}
-
-/*
- * Where the pages of the running process @pid between the lowest and the highest
- * address of @rec lie now: one walk of its pagemap over its mappings (chunked,
- * PROT_NONE and unmapped holes skipped), so a record whose regions span a huge
- * reservation costs what the process has mapped, once, not a read per page per
- * snapshot. -EPERM when PFNs are hidden: every region would look idle.
- */
-static int place_process(const struct mr_rec *rec, const struct mr_region_map *map,
-			 struct placement *pl)
-{
-	uint64_t lo = UINT64_MAX, hi = 0;
-	size_t i;
-	int err;
-
-	for (i = 0; i < rec->nr_snaps; i++)
-		if (rec->snaps[i].nr_regions) {
-			const struct mr_rec_snapshot *s = &rec->snaps[i];
-
-			if (s->regions[0].start < lo)
-				lo = s->regions[0].start;
-			if (s->regions[s->nr_regions - 1].end > hi)
-				hi = s->regions[s->nr_regions - 1].end;
-		}
-	memset(pl, 0, sizeof(*pl));
-	pl->map = map;
-	pl->page_bytes = (uint64_t)sysconf(_SC_PAGESIZE);
-	if (lo >= hi)
-		return 0;
-	err = mr_pagemap_walk(rec->hdr.pid, lo, hi, MR_PAGEMAP_SKIP_PROT_NONE, place_chunk, pl);
-	if (pl->hidden)
-		return mr_error(-EPERM, "pid %d's pagemap shows its pages without frame numbers "
-				"(the kernel shows PFNs only to CAP_SYS_ADMIN): every power region "
-				"would look idle", (int)rec->hdr.pid);
-	return err < 0 ? err : 0;
-}
-
 /* Add @bytes accessed at @freq to power region @r's totals and this snapshot's. */
 static void account(const struct mr_region *r, uint64_t bytes, double freq,
 		    double *acc, double *seen, double *snap_acc)
@@ -374,35 +253,25 @@ static void account(const struct mr_region *r, uint64_t bytes, double freq,
 	snap_acc[r->id] += freq * (double)bytes;
 }
 
-/* Account the part of [start, end) that the live process has in memory, by the
- * power region its frames lie in. */
-static void account_placed(const struct placement *pl, uint64_t start, uint64_t end, double freq,
-			   double *acc, double *seen, double *snap_acc)
+/* What one record region adds to the totals: accessed at @freq in this snapshot. */
+struct placed_access {
+	double freq;
+	double *acc, *seen, *snap_acc;
+};
+
+/* mr_rec_place_range's callback: @bytes of the region's pages lie in @r. */
+static void account_placed(const struct mr_region *r, uint64_t bytes, void *arg)
 {
-	size_t lo = 0, hi = pl->nr;
+	const struct placed_access *pa = arg;
 
-	while (lo < hi) {	/* the first run that ends after @start */
-		size_t mid = (lo + hi) / 2;
-
-		if (pl->runs[mid].end <= start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < pl->nr && pl->runs[lo].start < end; lo++) {
-		const struct place_run *r = &pl->runs[lo];
-		uint64_t a = r->start > start ? r->start : start, b = r->end < end ? r->end : end;
-
-		if (a < b && r->id < pl->map->nr_regions)
-			account(&pl->map->regions[r->id], b - a, freq, acc, seen, snap_acc);
-	}
+	account(r, bytes, pa->freq, pa->acc, pa->seen, pa->snap_acc);
 }
 
 static int report_regions(const struct mr_rec *rec, bool json)
 {
 	struct mr_discover_opts dopts = { 0 };
 	struct mr_region_map map;
-	struct placement pl = { 0 };
+	struct mr_rec_placement pl = { 0 };
 	bool process = rec->hdr.kind == MR_MON_TARGET_PROCESS;
 	double *acc, *seen, *snap_acc;
 	unsigned *idle_snaps;
@@ -415,15 +284,15 @@ static int report_regions(const struct mr_rec *rec, bool json)
 		return mr_cli_fail("process-scoped record without a pid: per-region rates need "
 				   "physical addresses (record with --phys)");
 	if (process)
-		err = same_recorded_process(rec);
+		err = mr_rec_same_process(rec);
 	if (err)
 		goto process_fail;
 	if (mr_region_map_discover(&map, &dopts))
 		return mr_cli_fail("%s", mr_last_error());
 	if (process) {
-		err = place_process(rec, &map, &pl);
+		err = mr_rec_place(rec, &map, &pl);
 		if (err) {
-			free(pl.runs);
+			mr_rec_place_free(&pl);
 			mr_region_map_destroy(&map);
 			goto process_fail;
 		}
@@ -438,6 +307,7 @@ static int report_regions(const struct mr_rec *rec, bool json)
 			const struct mr_rec_region *r = &rec->snaps[i].regions[k];
 			/* over the snapshot's own samples: the last one may be partial */
 			double freq = mr_rec_access_share(&rec->snaps[i], r);
+			struct placed_access pa = { freq, acc, seen, snap_acc };
 
 			if (!process) {
 				/* physical: split the region at power-region boundaries page by page
@@ -456,13 +326,13 @@ static int report_regions(const struct mr_rec *rec, bool json)
 				}
 				continue;
 			}
-			account_placed(&pl, r->start, r->end, freq, acc, seen, snap_acc);
+			mr_rec_place_range(&pl, r->start, r->end, account_placed, &pa);
 		}
 		mr_for_each_region(&map, reg)
 			if (snap_acc[reg->id] == 0)
 				idle_snaps[reg->id]++;
 	}
-	free(pl.runs);
+	mr_rec_place_free(&pl);
 	if (!acc || !seen || !snap_acc || !idle_snaps) {
 		free(acc), free(seen), free(snap_acc), free(idle_snaps);
 		mr_region_map_destroy(&map);

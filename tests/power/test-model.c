@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -597,6 +598,11 @@ static void test_residency_from_process_record(void **state)
 	assert_int_equal(mkdir(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/proc/4242/stat", root);
 	write_file(path, stat);
+	/* its one mapping: the pages the record names, [16, 33) */
+	snprintf(stat, sizeof(stat), "%" PRIx64 "-%" PRIx64 " rw-p 00000000 00:00 0\n",
+		 16 * pg, 33 * pg);
+	snprintf(path, sizeof(path), "%s/proc/4242/maps", root);
+	write_file(path, stat);
 	ent[16] = (UINT64_C(1) << 63) | (4096 / pg ? 4096 / pg : 1);
 	ent[17] = (UINT64_C(1) << 63) | ((MR_GIB + pg) / pg);
 	ent[32] = 0;
@@ -629,6 +635,8 @@ static void test_residency_from_process_record(void **state)
 	/* Gone: no /proc/4242. */
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/proc/4242/stat", root);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/proc/4242/maps", root);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/proc/4242", root);
 	rmdir(path);
