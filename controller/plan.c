@@ -213,6 +213,18 @@ int mr_plan_check_forced(const struct mr_plan_warning *w, unsigned nr, const cha
 	return 0;
 }
 
+int mr_plan_guard_apply(const struct mr_plan_warning *w, unsigned nr, const char *mpst_file,
+			bool apply, const char *forced)
+{
+	if (!apply)
+		return 0;
+	if (mpst_file && *mpst_file && !mr_root_is_fixture())
+		return mr_error(-EPERM, "--mpst %s is not this machine's table: refusing --apply "
+				"on the live machine (its regions may not be where the file "
+				"says)", mpst_file);
+	return mr_plan_check_forced(w, nr, forced);
+}
+
 /* ---------------------------------------------------------------- per-region facts */
 
 /* Movable pages by kind and hugetlb pages of @r, from /proc/kpageflags. */

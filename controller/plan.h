@@ -195,6 +195,15 @@ unsigned mr_plan_mpst_warnings(const struct mr_region_map *map, struct mr_plan_w
  */
 int mr_plan_check_forced(const struct mr_plan_warning *w, unsigned nr, const char *forced);
 
+/*
+ * The guard of every --apply that offlines or onlines (plan, evacuate, offline,
+ * online): with @apply, -EPERM when @mpst_file is set on the live machine (a table
+ * from a file describes some other machine's regions), or when a warning of @w is
+ * not accepted by @forced (mr_plan_check_forced). 0 without @apply.
+ */
+int mr_plan_guard_apply(const struct mr_plan_warning *w, unsigned nr, const char *mpst_file,
+			bool apply, const char *forced);
+
 /* Time a move_pages of @bytes of this process's own memory from @from to @to; the
  * rate in bytes/s, and how in @from_text. -errno when it cannot be measured. */
 int mr_plan_measure_rate(int from, int to, uint64_t bytes, uint64_t *rate_bytes_per_s,
