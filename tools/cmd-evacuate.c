@@ -141,6 +141,12 @@ static int undo(const char *path, bool apply, bool json)
 
 	if (mr_plan_read(path, &plan))
 		return mr_cli_fail("%s", mr_last_error());
+	/* Entries of blocks that never went offline (memregctl killed during the write)
+	 * go first, so the state file ends empty when everything is back. */
+	if (apply && mr_block_state_prune(true)) {
+		mr_plan_destroy(&plan);
+		return mr_cli_fail("%s", mr_last_error());
+	}
 	if (mr_restore_plan(&bp, plan.id)) {
 		mr_plan_destroy(&plan);
 		return mr_cli_fail("%s", mr_last_error());
