@@ -178,7 +178,7 @@ int mr_online_plan(const struct mr_region_map *map, const struct mr_region *r, b
 				zone = e[j].zone;
 			}
 		if (!ours && !all) {
-			plan->skipped++;
+			plan->not_ours++;
 			if (plan->nr_notes < MR_BLOCK_NOTES)
 				snprintf(plan->notes[plan->nr_notes++], sizeof(plan->notes[0]),
 					 "memory%" PRIu64 " is offline, but memreg did not take it "

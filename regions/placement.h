@@ -126,6 +126,7 @@ enum mr_block_zone {
  * struct mr_block_plan - the memory blocks to change, in the order they change.
  * @zones:	per block, the zone to online it in (ONLINE plans; NULL: Movable).
  * @skipped:	blocks of the region already in the wanted state.
+ * @not_ours:	offline blocks memreg did not take (left alone without --all).
  * @tag:	offline: tags the state-file entries (a plan's id), "" for none.
  * @notes:	what the state file said that was not acted on (a bad line, an entry
  *		of an earlier boot), one line each, for the command to print.
@@ -136,6 +137,7 @@ struct mr_block_plan {
 	enum mr_block_zone *zones;
 	unsigned nr_blocks;
 	unsigned skipped;
+	unsigned not_ours;
 	char tag[MR_BLOCK_TAG_LEN];
 	char notes[MR_BLOCK_NOTES][256];
 	unsigned nr_notes;

@@ -49,7 +49,7 @@ int mr_cmd_online(int argc, char **argv)
 	struct mr_block_result res;
 	struct mr_block_plan plan;
 	bool apply = false, restore = false, all = false;
-	char what[64];
+	char what[4400];
 	unsigned i;
 	int c, ret;
 
@@ -75,7 +75,7 @@ int mr_cmd_online(int argc, char **argv)
 	if (restore) {
 		if (mr_root_set(root) || mr_restore_plan(&plan, NULL))
 			return mr_cli_fail("%s", mr_last_error());
-		snprintf(what, sizeof(what), "state file");
+		snprintf(what, sizeof(what), "state file %s", mr_block_state_path());
 	} else {
 		struct mr_plan_warning w[32];
 		const struct mr_region *r;
@@ -106,7 +106,10 @@ int mr_cmd_online(int argc, char **argv)
 				printf("%s: memory%" PRIu64 " was not taken by memreg; --all brings "
 				       "it back (online_movable)\n", what, plan.blocks[i]);
 	if (!plan.nr_blocks) {
-		printf("%s: no block to bring online (%u skipped)\n", what, plan.skipped);
+		printf("%s: no block to bring online (%u already online", what, plan.skipped);
+		if (plan.not_ours)
+			printf(", %u offline but not taken by memreg", plan.not_ours);
+		printf(")\n");
 		ret = MR_EXIT_OK;
 	} else if (!apply) {
 		printf("%s: would online %u blocks:", what, plan.nr_blocks);

@@ -336,6 +336,18 @@ static void test_mpst_warnings(void **state)
 	assert_int_equal(mr_plan_check_forced(p.warnings, p.nr_warnings, "checksum"), -EPERM);
 	assert_non_null(strstr(mr_last_error(), "--force disabled accepts it"));
 	assert_int_equal(mr_plan_check_forced(p.warnings, p.nr_warnings, "disabled,checksum"), 0);
+	/* The guard of every --apply: nothing to check without it. */
+	assert_int_equal(mr_plan_guard_apply(p.warnings, p.nr_warnings, NULL, false, NULL), 0);
+	assert_int_equal(mr_plan_guard_apply(p.warnings, p.nr_warnings, NULL, true, NULL), -EPERM);
+	/* --mpst FILE is fine against a fixture root, refused with --apply on the live one
+	 * (nothing is applied here: the guard only answers). */
+	assert_int_equal(mr_plan_guard_apply(NULL, 0, "x.aml", true, NULL), 0);
+	assert_int_equal(mr_root_set("/"), 0);
+	assert_int_equal(mr_plan_guard_apply(NULL, 0, "x.aml", true, NULL), -EPERM);
+	assert_string_equal(mr_last_error(), "--mpst x.aml is not this machine's table: refusing "
+			    "--apply on the live machine (its regions may not be where the file says)");
+	assert_int_equal(mr_plan_guard_apply(NULL, 0, "x.aml", false, NULL), 0);
+	assert_int_equal(mr_root_set(root), 0);
 	mr_plan_destroy(&p);
 }
 
