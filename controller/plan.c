@@ -1016,6 +1016,75 @@ out:
 	return ret;
 }
 
+/* The file beside the state file. */
+static const char *rate_path(char *buf, size_t len)
+{
+	char *slash;
+
+	snprintf(buf, len, "%s", mr_block_state_path());
+	slash = strrchr(buf, '/');
+	if (slash)
+		snprintf(slash + 1, len - (size_t)(slash + 1 - buf), "move-rate");
+	return buf;
+}
+
+int mr_plan_rate_save(uint64_t bytes, uint64_t elapsed_ns)
+{
+	char path[4400], tmp[4500], boot[48];
+	FILE *f;
+	int ret;
+
+	if ((ret = mr_root_may_change("record the move rate", true)))
+		return ret;
+	if (!bytes || !elapsed_ns)
+		return 0;
+	read_boot_id(boot, sizeof(boot));
+	rate_path(path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return mr_error(-errno, "%s: %s", tmp, strerror(errno));
+	fprintf(f, "boot=%s bytes=%" PRIu64 " ns=%" PRIu64 " time=%" PRIu64 "\n", boot, bytes,
+		elapsed_ns, (uint64_t)time(NULL));
+	if (fflush(f) || ferror(f)) {
+		fclose(f);
+		unlink(tmp);
+		return mr_error(-EIO, "%s: write failed", tmp);
+	}
+	fclose(f);
+	if (rename(tmp, path))
+		return mr_error(-errno, "%s: %s", path, strerror(errno));
+	return 0;
+}
+
+int mr_plan_rate_load(uint64_t *rate_bytes_per_s, char *from_text, size_t len)
+{
+	char path[4400], line[256], boot[48], fboot[48];
+	uint64_t bytes, ns, when;
+	FILE *f;
+
+	rate_path(path, sizeof(path));
+	f = fopen(path, "r");
+	if (!f)
+		return -ENOENT;
+	if (!fgets(line, sizeof(line), f) ||
+	    sscanf(line, "boot=%47s bytes=%" SCNu64 " ns=%" SCNu64 " time=%" SCNu64, fboot,
+		   &bytes, &ns, &when) != 4 || !bytes || !ns) {
+		fclose(f);
+		return -EINVAL;
+	}
+	fclose(f);
+	read_boot_id(boot, sizeof(boot));
+	if (!boot[0] || strcmp(boot, fboot) != 0)
+		return -ENOENT;		/* another boot's: the machine may have changed */
+	*rate_bytes_per_s = (uint64_t)((double)bytes * 1e9 / (double)ns);
+	if (!*rate_bytes_per_s)
+		*rate_bytes_per_s = 1;
+	snprintf(from_text, len, "measured: memregctl evacuate took %" PRIu64 " MiB offline in "
+		 "%.3f s in this boot (%s)", bytes >> 20, (double)ns / 1e9, path);
+	return 0;
+}
+
 /* ---------------------------------------------------------------- JSON */
 
 static const char *const goal_names[NR_MR_PLAN_GOALS] = { "none", "free", "regions", "power" };

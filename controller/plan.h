@@ -208,6 +208,17 @@ int mr_plan_guard_apply(const struct mr_plan_warning *w, unsigned nr, const char
  * rate in bytes/s, and how in @from_text. -errno when it cannot be measured. */
 int mr_plan_measure_rate(int from, int to, uint64_t bytes, uint64_t *rate_bytes_per_s,
 			 char *from_text, size_t len);
+/*
+ * The offline rate memregctl evacuate measured in this boot: kept beside the state
+ * file ("move-rate": boot id, bytes, nanoseconds), so the next plan's time comes from
+ * how fast this machine really took memory offline, not from move_pages alone.
+ * mr_plan_rate_save() after an evacuation (needs the state-file lock's consent:
+ * never under a fixture root); mr_plan_rate_load() -ENOENT when there is none for
+ * this boot.
+ */
+int mr_plan_rate_save(uint64_t bytes, uint64_t elapsed_ns);
+int mr_plan_rate_load(uint64_t *rate_bytes_per_s, char *from_text, size_t len);
+
 /* The selected regions in evacuation order: @plan->regions indices, count returned. */
 unsigned mr_plan_order(const struct mr_plan *plan, unsigned *idx, unsigned max);
 

@@ -212,7 +212,7 @@ int mr_cmd_evacuate(int argc, char **argv)
 	struct mr_discover_opts dopts = { .source = MR_SOURCE_AUTO, .occupancy = true,
 					  .skip_hwloc = true };
 	const char *root = NULL, *forced = NULL, *undo_path = NULL;
-	uint64_t timeout_us = 120 * 1000000u, moved = 0, elapsed_ns = 0;
+	uint64_t timeout_us = 120 * 1000000u, moved = 0, elapsed_ns = 0, offline_ns = 0;
 	bool apply = false, keep_going = false, json = false;
 	struct progress pr = { 0 };
 	struct mr_block_ops ops = { .set_state = set_state, .ctx = &pr, .done = on_block };
@@ -344,6 +344,7 @@ int mr_cmd_evacuate(int argc, char **argv)
 			printf("\r\033[K");
 		moved += r->occ.movable_bytes;
 		elapsed_ns += res.elapsed_ns;
+		offline_ns += res.elapsed_ns;
 		nr_offline++;
 		if (!json)
 			printf("region %u: offline in %.3f s\n", r->id, (double)res.elapsed_ns / 1e9);
@@ -365,8 +366,12 @@ failed:
 		if (!keep_going)
 			break;
 	}
-	if (apply)
+	if (apply) {
+		/* The rate this machine took memory offline at, for the next plan. */
+		if (nr_offline && mr_plan_rate_save(moved, offline_ns))
+			mr_cli_warn("%s", mr_last_error());
 		mr_block_state_unlock();
+	}
 	if (json) {
 		json_object *o = json_object_new_object();
 

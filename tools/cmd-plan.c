@@ -28,7 +28,8 @@ static void usage(FILE *f)
 	      "  --target-power W    select regions until the modelled saving reaches W watts\n"
 	      "  --record PHYS.rec   residency from a physical record (memregctl record --phys);\n"
 	      "                      without it savings are counted at standby (an upper bound)\n"
-	      "  --move-rate RATE    bytes a second the kernel moves (256M); default: timed\n"
+	      "  --move-rate RATE    bytes a second the kernel moves (256M); default: the rate\n"
+	      "                      of the last memregctl evacuate in this boot, else a timed\n"
 	      "                      move_pages of 64 MiB of memregctl's own memory between\n"
 	      "                      two nodes of this machine\n"
 	      "  --json              the plan as JSON (memreg-plan(5)) on stdout\n"
@@ -135,6 +136,10 @@ static void measure(const struct mr_region_map *map, struct mr_plan_opts *o, cha
 	int a = -1, b = -1;
 	unsigned i;
 
+	/* An offline this machine did in this boot says most about the next one. */
+	if (mr_plan_rate_load(&o->move_rate_bytes_per_s, from, len) == 0)
+		return;
+	o->move_rate_bytes_per_s = 0;
 	if (mr_root_is_fixture()) {
 		snprintf(from, len, "not measured: a fixture root is not this machine");
 		return;
