@@ -447,6 +447,30 @@ static void test_cxl(void **state)
 	mr_plan_destroy(&p);
 }
 
+/* The offline rate of an earlier evacuation in this boot times the next plan. */
+static void test_rate_file(void **state)
+{
+	char rel[300], from[300];
+	uint64_t rate = 0;
+
+	(void)state;
+	load("server-2s-mpst");
+	assert_int_equal(mr_plan_rate_load(&rate, from, sizeof(from)), -ENOENT);
+	snprintf(rel, sizeof(rel), "%s/lib/memreg/move-rate", MR_LOCALSTATEDIR + 1);
+	put(rel, "boot=11111111-2222-3333-4444-555555555555 bytes=134217728 ns=4000000000 "
+	    "time=1\n");
+	assert_int_equal(mr_plan_rate_load(&rate, from, sizeof(from)), 0);
+	assert_int_equal(rate, 32 * MiB);	/* 128 MiB in 4 s */
+	assert_non_null(strstr(from, "measured: memregctl evacuate took 128 MiB offline in "
+			       "4.000 s in this boot"));
+	/* Another boot's rate is not this machine's any more. */
+	put(rel, "boot=99999999-2222-3333-4444-555555555555 bytes=134217728 ns=4000000000 "
+	    "time=1\n");
+	assert_int_equal(mr_plan_rate_load(&rate, from, sizeof(from)), -ENOENT);
+	/* Saving is a change: refused under a fixture root. */
+	assert_int_equal(mr_plan_rate_save(1, 1), -EROFS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -457,6 +481,7 @@ int main(void)
 		cmocka_unit_test(test_mpst_warnings),
 		cmocka_unit_test(test_plan_file),
 		cmocka_unit_test(test_cxl),
+		cmocka_unit_test(test_rate_file),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
