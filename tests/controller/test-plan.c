@@ -248,6 +248,30 @@ static void test_no_room(void **state)
 	mr_plan_destroy(&p);
 }
 
+/* Two regions that would each send their pages to the other's node: no order empties
+ * one without filling the other, so the second is refused. */
+static void test_order_cycle(void **state)
+{
+	struct mr_plan_opts o = { .goal = MR_PLAN_GOAL_REGIONS, .goal_regions = 2 };
+	struct mr_plan p;
+
+	(void)state;
+	load("server-2s-mpst");
+	blocks_zone(40, 47, "Movable\n");	/* region 2, node 0, can go too */
+	map.regions[2].occ.movable_bytes = 100 * MiB;	/* the cheapest */
+	make(&o, &p);
+	assert_int_equal(p.regions[0].id, 2);
+	assert_int_equal(p.regions[0].order, 1);
+	assert_int_equal(p.regions[0].dests[0].node, 1);
+	assert_int_equal(p.nr_selected, 1);
+	assert_false(p.goal_met);
+	assert_int_equal(region(&p, 4)->blockers, 1u << MR_BLOCKER_ORDER);
+	assert_string_equal(region(&p, 4)->reasons[MR_BLOCKER_ORDER],
+			    "its pages would go to a node the plan empties later, and that "
+			    "node's to its own");
+	mr_plan_destroy(&p);
+}
+
 /* Unmovable pages (counted per page), hugetlb, bound processes. */
 static void test_blockers(void **state)
 {
@@ -477,6 +501,7 @@ int main(void)
 		cmocka_unit_test(test_mpst_rank_cost_saving),
 		cmocka_unit_test(test_mpst_saving_residency),
 		cmocka_unit_test(test_no_room),
+		cmocka_unit_test(test_order_cycle),
 		cmocka_unit_test(test_blockers),
 		cmocka_unit_test(test_mpst_warnings),
 		cmocka_unit_test(test_plan_file),
