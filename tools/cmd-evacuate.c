@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,11 +61,12 @@ static void on_block(uint64_t block, const char *state, int err, unsigned nr_don
 		return;
 	if (p->tty)
 		printf("\r\033[K");
+	if (p->region != UINT_MAX)
+		printf("  region %u:", p->region);
 	if (err)
-		printf("  region %u: memory%" PRIu64 " %s FAILED: %s\n", p->region, block, state,
-		       mr_last_error());
+		printf("  memory%" PRIu64 " %s FAILED: %s\n", block, state, mr_last_error());
 	else
-		printf("  region %u: memory%" PRIu64 " %s\n", p->region, block, state);
+		printf("  memory%" PRIu64 " %s\n", block, state);
 	if (p->tty) {
 		printf("  [");
 		for (i = 0; i < width; i++)
@@ -131,7 +133,8 @@ static int check_memregd(const struct mr_plan *plan)
 
 static int undo(const char *path, bool apply, bool json)
 {
-	struct progress pr = { .quiet = json, .tty = !json && isatty(STDOUT_FILENO) };
+	struct progress pr = { .quiet = json, .tty = !json && isatty(STDOUT_FILENO),
+			       .region = UINT_MAX };
 	struct mr_block_ops ops = { .set_state = set_state, .ctx = &pr, .done = on_block };
 	struct mr_block_result res = { 0 };
 	struct mr_block_plan bp;
