@@ -28,7 +28,9 @@ tests_controller_test_plan_SOURCES = tests/controller/test-plan.c
 tests_controller_test_plan_CFLAGS = $(MR_TEST_CFLAGS)
 tests_controller_test_plan_LDADD = libmrcontrol.la $(MR_TEST_LDADD)
 TESTS += tests/controller/test-plan
+TESTS += tests/controller/evacuate-cli.sh
 endif
+EXTRA_DIST += tests/controller/evacuate-cli.sh
 
 # libFuzzer target for the scheme parser (make fuzz; seeds: the examples in
 # tests/controller/schemes/).
