@@ -456,12 +456,12 @@ static unsigned place(struct sim *s, const unsigned *sel, unsigned n)
 	int node;
 
 	for (i = 0; i < n; i++)
-		if (sel[i] < 4096)
+		if (s->plan->regions[sel[i]].id < 4096)
 			selected[s->plan->regions[sel[i]].id] = true;
 	for (i = 0; i < s->plan->nr_regions; i++) {
 		const struct mr_plan_region *pr = &s->plan->regions[i];
 
-		if (pr->node >= 0 && pr->node < MAX_NODES && !selected[pr->id] &&
+		if (pr->node >= 0 && pr->node < MAX_NODES && pr->id < 4096 && !selected[pr->id] &&
 		    !(pr->blockers & (1u << MR_BLOCKER_OFFLINE)))
 			room[pr->node] += pr->free_bytes;
 	}
@@ -537,6 +537,8 @@ static bool order_selection(struct sim *s, unsigned *sel, unsigned n)
 	unsigned out[4096], done = 0, i, j;
 	bool used[4096] = { false };
 
+	if (n > 4096)
+		return false;
 	while (done < n) {
 		bool progress = false;
 
