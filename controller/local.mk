@@ -2,7 +2,11 @@
 # the controller commands (memregctl control, memregd) stay thin over.
 noinst_LTLIBRARIES += libmrcontrol.la
 libmrcontrol_la_SOURCES = controller/scheme.c controller/scheme.h \
-	controller/engine.c controller/engine.h
+	controller/engine.c controller/engine.h \
+	controller/plan.c controller/plan.h
+libmrcontrol_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+# memregctl plan and evacuate: thin commands over the planner.
+tools_memregctl_SOURCES += tools/cmd-plan.c tools/cmd-evacuate.c
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/controller/test-scheme
@@ -16,7 +20,16 @@ tests_controller_test_engine_SOURCES = tests/controller/test-engine.c
 tests_controller_test_engine_CFLAGS = $(MR_TEST_CFLAGS)
 tests_controller_test_engine_LDADD = libmrcontrol.la $(MR_TEST_LDADD)
 TESTS += tests/controller/test-engine
+
+# The planner on the fixture machines (their roots are assembled by regions/local.mk).
+check_PROGRAMS += tests/controller/test-plan
+tests_controller_test_plan_SOURCES = tests/controller/test-plan.c
+tests_controller_test_plan_CFLAGS = $(MR_TEST_CFLAGS)
+tests_controller_test_plan_LDADD = libmrcontrol.la $(MR_TEST_LDADD)
+TESTS += tests/controller/test-plan
+TESTS += tests/controller/evacuate-cli.sh
 endif
+EXTRA_DIST += tests/controller/evacuate-cli.sh
 
 # libFuzzer target for the scheme parser (make fuzz; seeds: the examples in
 # tests/controller/schemes/).

@@ -15,6 +15,9 @@ MR_MAN_PAGES = \
 	man/memregctl-alloc-stats.1 \
 	man/memregctl-version.1 \
 	man/memregctl-damon-reset.1 \
+	man/memregctl-plan.1 \
+	man/memregctl-evacuate.1 \
+	man/memreg-plan.5 \
 	man/memreg-accessgen.1 \
 	man/memreg-record.5 \
 	man/libmemreg.3

@@ -126,15 +126,36 @@ bool mr_numa_balancing_on(void);
 
 enum mr_block_action { MR_BLOCK_OFFLINE, MR_BLOCK_ONLINE };
 
+/* The zone a block was online in when memreg took it, so it comes back there. */
+enum mr_block_zone {
+	MR_ZONE_UNKNOWN,	/* not taken by memreg: brought back Movable */
+	MR_ZONE_MOVABLE,	/* online_movable */
+	MR_ZONE_KERNEL,		/* online_kernel (Normal, DMA32, ...) */
+	NR_MR_ZONES
+};
+
+#define MR_BLOCK_TAG_LEN 24
+#define MR_BLOCK_NOTES 8
+
 /*
  * struct mr_block_plan - the memory blocks to change, in the order they change.
+ * @zones:	per block, the zone to online it in (ONLINE plans; NULL: Movable).
  * @skipped:	blocks of the region already in the wanted state.
+ * @not_ours:	offline blocks memreg did not take (left alone without --all).
+ * @tag:	offline: tags the state-file entries (a plan's id), "" for none.
+ * @notes:	what the state file said that was not acted on (a bad line, an entry
+ *		of an earlier boot), one line each, for the command to print.
  */
 struct mr_block_plan {
 	enum mr_block_action action;
 	uint64_t *blocks;
+	enum mr_block_zone *zones;
 	unsigned nr_blocks;
 	unsigned skipped;
+	unsigned not_ours;
+	char tag[MR_BLOCK_TAG_LEN];
+	char notes[MR_BLOCK_NOTES][256];
+	unsigned nr_notes;
 };
 
 /*
@@ -144,23 +165,36 @@ struct mr_block_plan {
  */
 int mr_offline_plan(const struct mr_region_map *map, const struct mr_region *r,
 		    struct mr_block_plan *plan);
-/* Plan bringing @r's offline blocks back online. */
-int mr_online_plan(const struct mr_region_map *map, const struct mr_region *r,
+/* Plan bringing @r's offline blocks back online: those the state file says memreg
+ * took in this boot, each to its zone; with @all every offline block (the others
+ * Movable). */
+int mr_online_plan(const struct mr_region_map *map, const struct mr_region *r, bool all,
 		   struct mr_block_plan *plan);
-/* Plan bringing back everything the state file records as offlined by memreg. */
-int mr_restore_plan(struct mr_block_plan *plan);
+/* Plan bringing back what the state file records as offlined by memreg in this boot
+ * (@tag NULL), or only the entries tagged @tag (a plan's id). Newest first. */
+int mr_restore_plan(struct mr_block_plan *plan, const char *tag);
 void mr_block_plan_destroy(struct mr_block_plan *plan);
+/* The sysfs state to write to online a block in @zone: "online_movable" or
+ * "online_kernel", never plain "online" (whose zone the kernel picks). */
+const char *mr_block_zone_online(enum mr_block_zone zone);
 
 /*
  * struct mr_block_ops - how a block's state is changed; the default writes
  * /sys/devices/system/memory/memoryN/state. Tests inject their own.
- * @set_state:	"offline", "online_movable" or "online"; 0 or -errno. A write
- *		interrupted at the deadline returns -EINTR.
+ * @set_state:	"offline", "online_movable" or "online_kernel"; 0 or -errno. A
+ *		write interrupted at the deadline returns -EINTR.
+ * @done:	optional, called after each block changed (or failed: @err), for a
+ *		command's line per block.
  */
 struct mr_block_ops {
 	int (*set_state)(uint64_t block, const char *state, uint64_t deadline_ns, void *ctx);
 	void *ctx;
+	void (*done)(uint64_t block, const char *state, int err, unsigned nr_done,
+		     unsigned nr_blocks, void *ctx);
 };
+/* The default writer (/sys/devices/system/memory/memoryN/state), for callers that
+ * wrap it. */
+extern const struct mr_block_ops mr_block_sysfs_ops;
 
 /*
  * struct mr_block_result - what happened.
@@ -179,8 +213,11 @@ struct mr_block_result {
  * Carry out @plan. Offline: each block is recorded in the state file before it is
  * written, so a crash leaves it known; on a failure or at @timeout_ns (0: none) the
  * blocks this call offlined go back online, in reverse order, and the error is
- * returned. Online: each block brought back is removed from the state file.
- * Refuses without @apply (-EPERM) and under a fixture root (-EROFS). @ops NULL: sysfs.
+ * returned; each entry records the block's zone and @plan->tag. Online: each block
+ * to its zone (online_movable / online_kernel, never plain online), stopping at the
+ * first write that fails; a block brought back leaves the state file. Holds the
+ * state-file lock (-EBUSY when another process has it). Refuses without @apply
+ * (-EPERM) and under a fixture root (-EROFS). @ops NULL: sysfs.
  */
 int mr_block_plan_apply(const struct mr_block_plan *plan, uint64_t timeout_ns, bool apply,
 			const struct mr_block_ops *ops, struct mr_block_result *res);
@@ -189,8 +226,35 @@ int mr_block_plan_apply(const struct mr_block_plan *plan, uint64_t timeout_ns, b
  * a block and offlining it). Needs @apply; never under a fixture root. */
 int mr_block_state_prune(bool apply);
 
-/* The state file: MEMREG_STATE_DIR/offline.state, default LOCALSTATEDIR/lib/memreg. */
+/*
+ * The state file: MEMREG_STATE_DIR/offline.state, default LOCALSTATEDIR/lib/memreg
+ * (the configured localstatedir), a Linux path resolved through the root layer like
+ * every other (under a fixture root, inside it). Returns the host path. One line a
+ * block: "memoryN boot=BOOT_ID zone=Movable|kernel plan=ID|-".
+ */
 const char *mr_block_state_path(void);
+
+/*
+ * One writer at a time: an exclusive flock on the state file's ".lock" beside it,
+ * held by mr_block_plan_apply and mr_block_state_prune and by callers that change
+ * several regions in one go (nested calls just count). Never waits: -EBUSY with a
+ * line naming the holder's pid when another process has it.
+ */
+int mr_block_state_lock(void);
+void mr_block_state_unlock(void);
+
+/* struct mr_block_entry - one state-file line. @this_boot: recorded in this boot. */
+struct mr_block_entry {
+	uint64_t block;
+	char boot_id[48];
+	enum mr_block_zone zone;
+	char tag[MR_BLOCK_TAG_LEN];
+	bool this_boot;
+};
+/* Every valid entry, in file order; bad lines and other boots' entries are said in
+ * @notes (up to MR_BLOCK_NOTES, may be NULL). Free *@e with free(). */
+int mr_block_state_entries(struct mr_block_entry **e, unsigned *nr,
+			   char notes[][256], unsigned *nr_notes);
 
 uint64_t mr_now_ns(void);
 

@@ -12,6 +12,15 @@ tests_unit_test_placement_LDADD = $(MR_TEST_LDADD)
 tests_unit_test_placement_LDFLAGS = -Wl,--wrap=mr_sys_move_pages
 TESTS += tests/unit/test-placement
 
+# The offline state file against a fake block tree: writes only through the wrappers.
+check_PROGRAMS += tests/unit/test-blockstate
+tests_unit_test_blockstate_SOURCES = tests/unit/test-blockstate.c
+tests_unit_test_blockstate_CFLAGS = $(MR_TEST_CFLAGS)
+tests_unit_test_blockstate_LDADD = $(MR_TEST_LDADD)
+tests_unit_test_blockstate_LDFLAGS = -Wl,--wrap=mr_root_may_change \
+	-Wl,--wrap=mr_sys_open -Wl,--wrap=mr_sys_write
+TESTS += tests/unit/test-blockstate
+
 # Test helper programs for the lab guest (tests/lab/progs/NAME, copied into the guest).
 noinst_PROGRAMS += tests/lab/progs/mr-touch
 tests_lab_progs_mr_touch_SOURCES = tests/lab/progs/mr-touch.c

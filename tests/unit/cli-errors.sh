@@ -81,16 +81,16 @@ le() {
 } >"$tmp/hdr"
 { cat "$tmp/hdr"; gzip -c <"$tmp/hdr" | tail -c 8 | head -c 4; } >"$tmp/empty.rec"
 printf 'memreg-site-map 1\npage_size 4096\npid 4242\n' >"$tmp/site.map"
-mkdir -p "$tmp/state"
-printf 'memory130\nnot-a-block\n' >"$tmp/state/offline.state"
 
 fails_with regions "memregctl: root $tmp/none: No such file or directory" --root "$tmp/none"
 fails_with where "memregctl: pid 999999999: no such process" 999999999 --root "$fix"
 fails_with move "memregctl: pid 999999999: no such process" 999999999 --to 0 --root "$fix"
 fails_with offline "memregctl: no region 7: this machine has regions 0-1 (memregctl regions)" \
 	7 --root "$fix"
-fails_with online "memregctl: $tmp/state/offline.state:2: not a memory block: 'not-a-block'" \
-	--restore --root "$fix"
+fails_with online "memregctl: root $tmp/none: No such file or directory" \
+	--restore --root "$tmp/none"
+fails_with plan "memregctl: root $tmp/none: No such file or directory" --root "$tmp/none"
+fails_with evacuate "memregctl: $tmp/none.plan: No such file or directory" "$tmp/none.plan"
 fails_with record "memregctl: $tmp/none.rec: No such file or directory" \
 	--replay "$tmp/none.rec" -o "$tmp/out.rec"
 fails_with report "memregctl: $tmp/none.rec: No such file or directory" raw "$tmp/none.rec"

@@ -49,6 +49,8 @@ snap() { find "$1/sys/devices/system/memory" -type f -exec cat {} + | cksum; }
 off=$tmp/cxl-offline
 cp -R "$fix" "$off"
 echo offline >"$off/sys/devices/system/memory/memory130/state"
+mkdir -p "$off/proc/sys/kernel/random"
+echo 11111111-2222-3333-4444-555555555555 >"$off/proc/sys/kernel/random/boot_id"
 before=$(snap "$fix") before_off=$(snap "$off")
 
 blocks=$(i=128; while [ $i -le 159 ]; do printf ' memory%d' $i; i=$((i + 1)); done)
@@ -60,30 +62,42 @@ expect 1 "" "memregctl: memory0 of region 0 is in zone none, not Movable: it may
 	"$ctl" offline 0 --root "$fix" --apply
 expect 0 "region 1: no block to bring online (32 already online)" "" \
 	"$ctl" online 1 --root "$fix" --apply
-expect 0 "region 1: would online 1 blocks: memory130${nl}nothing changed: pass --apply to do it" "" \
+# memory130 is offline, but memreg did not take it: left alone, unless --all.
+expect 0 "region 1: no block to bring online (31 already online, 1 offline but not taken by memreg)" \
+	"memregctl: warning: memory130 is offline, but memreg did not take it (not in the state file for this boot): left alone; --all brings it back too" \
 	"$ctl" online 1 --root "$off"
-expect 1 "" "memregctl: region 1: refusing to change memory blocks under fixture root $off (0 of 1 blocks online)" \
-	"$ctl" online 1 --root "$off" --apply
+notours="region 1: memory130 was not taken by memreg; --all brings it back (online_movable)"
+expect 0 "$notours${nl}region 1: would online 1 blocks: memory130 (online_movable)${nl}nothing changed: pass --apply to do it" "" \
+	"$ctl" online 1 --all --root "$off"
+expect 1 "$notours" "memregctl: region 1: refusing to change memory blocks under fixture root $off (0 of 1 blocks online)" \
+	"$ctl" online 1 --all --root "$off" --apply
 expect 1 "" "memregctl: no region 7: this machine has regions 0-1 (memregctl regions)" \
 	"$ctl" offline 7 --root "$fix"
 expect 1 "" "memregctl: bad region 'x': give a region id from \`memregctl regions\`" \
 	"$ctl" offline x --root "$fix"
-[ ! -e "$tmp/state" ] || fail "a refused or planned offline wrote the state directory"
-mkdir -p "$tmp/state"
-state=$tmp/state/offline.state
-printf 'memory130\n' >"$state"
-expect 0 "state file $state: no block to bring online (1 already online)" "" \
+[ ! -e "$tmp/state" ] && [ ! -e "$off$tmp/state" ] ||
+	fail "a refused or planned offline wrote the state directory"
+# Under a root the state file (MEMREG_STATE_DIR too) lies inside it: nothing of the
+# host is read or written.
+mkdir -p "$off$tmp/state"
+state=$off$tmp/state/offline.state
+entry="memory130 boot=11111111-2222-3333-4444-555555555555 zone=Movable plan=-"
+echo "$entry" >"$state"
+expect 0 "state file $fix$tmp/state/offline.state: no block to bring online (0 already online)" "" \
 	"$ctl" online --restore --root "$fix"
 expect 1 "" "memregctl: refusing to change the state file under fixture root $fix" \
 	"$ctl" online --restore --root "$fix" --apply
-expect 0 "state file $state: would online 1 blocks: memory130${nl}nothing changed: pass --apply to do it" "" \
+expect 0 "state file $state: would online 1 blocks: memory130 (online_movable)${nl}nothing changed: pass --apply to do it" "" \
 	"$ctl" online --restore --root "$off"
 expect 1 "" "memregctl: refusing to change the state file under fixture root $off" \
 	"$ctl" online --restore --root "$off" --apply
-[ "$(cat "$state")" = memory130 ] || fail "the state file changed under a fixture root: $(cat "$state")"
-printf 'memory130\nnot-a-block\n' >"$state"
-expect 1 "" "memregctl: $state:2: not a memory block: 'not-a-block'" \
-	"$ctl" online --restore --root "$fix"
+[ "$(cat "$state")" = "$entry" ] || fail "the state file changed under a fixture root: $(cat "$state")"
+# A bad line is skipped and said; an entry of another boot is said, never acted on.
+printf '%s\nnot-a-block\nmemory131 boot=0-other zone=Movable plan=-\n' "$entry" >"$state"
+expect 0 "state file $state: would online 1 blocks: memory130 (online_movable)${nl}nothing changed: pass --apply to do it" \
+	"memregctl: warning: $state:2: not a state entry, skipped: 'not-a-block'${nl}memregctl: warning: $state:3: memory131 was taken offline in another boot (0-other): not acted on" \
+	"$ctl" online --restore --root "$off"
+[ ! -e "$tmp/state" ] && [ ! -e "$fix$tmp" ] || fail "the host's or the fixture's state directory was written"
 [ "$(snap "$fix")" = "$before" ] || fail "the fixture's memory blocks changed"
 [ "$(snap "$off")" = "$before_off" ] || fail "the copied fixture's memory blocks changed"
 
@@ -92,8 +106,9 @@ usage where "bad PID '0'" 0
 usage move '--to REGION is required' 1
 usage move "--range: bad range '0x5000-0x3000' (START-END, START < END)" 1 --to 0 --range 0x5000-0x3000
 usage online 'give one REGION, or --restore'
-usage offline "--timeout: bad time '0' (1s to 1d: 90s, 2m)" 1 --timeout 0
-usage offline "--timeout: bad time '1h1x' (1s to 1d: 90s, 2m)" 1 --timeout 1h1x
+usage offline "--timeout: bad duration '0'" 1 --timeout 0
+usage offline "--timeout: bad duration '1h1x'" 1 --timeout 1h1x
+usage online '--all goes with a REGION, not --restore' --restore --all
 expect 1 "" "memregctl: pid 999999999: no such process" \
 	"$ctl" where 999999999 --root "$fix"
 expect 1 "" "memregctl: refusing to move pages under fixture root $fix" \

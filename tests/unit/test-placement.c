@@ -1,7 +1,8 @@
 /* Unit tests of the placement primitives (regions/pagemap.c, move.c, blocks.c):
  * pagemap and numa_maps parsing against a fixture root, move_pages status accounting
  * with mr_sys_move_pages wrapped, offline planning, refusal, rollback, time-out and
- * the crash-recovery state file with an injected block writer. Nothing here writes to
+ * the state file with an injected block writer (the state file itself:
+ * tests/unit/test-blockstate.c). Nothing here writes to
  * the kernel: the writer is a fake, and plans read a fixture tree. */
 #include "config.h"
 
@@ -374,11 +375,18 @@ static void test_offline_plan(void **state)
 	assert_non_null(strstr(mr_last_error(), "memory3 is not inside region 1"));
 	ranges[1].size = 1u << 20;
 
-	/* Online plan: the offline blocks only. */
+	/* Online plan: the offline blocks only; memreg took none of them (no state
+	 * file), so only --all brings it back, Movable. */
 	block(3, "offline\n", "Movable\n");
-	assert_int_equal(mr_online_plan(&map, &regions[1], &plan), 0);
+	assert_int_equal(mr_online_plan(&map, &regions[1], false, &plan), 0);
+	assert_int_equal(plan.nr_blocks, 0);
+	assert_int_equal(plan.skipped, 1);	/* memory2: online */
+	assert_int_equal(plan.not_ours, 1);	/* memory3: offline, not memreg's */
+	mr_block_plan_destroy(&plan);
+	assert_int_equal(mr_online_plan(&map, &regions[1], true, &plan), 0);
 	assert_int_equal(plan.nr_blocks, 1);
 	assert_int_equal(plan.blocks[0], 3);
+	assert_int_equal(plan.zones[0], MR_ZONE_UNKNOWN);
 	mr_block_plan_destroy(&plan);
 }
 
@@ -392,15 +400,15 @@ struct fake {
 
 static bool state_file_has(uint64_t b)
 {
-	char want[32], line[64];
+	char want[32], line[256];
 	bool found = false;
 	FILE *f = fopen(mr_block_state_path(), "r");
 
 	if (!f)
 		return false;
-	snprintf(want, sizeof(want), "memory%llu\n", (unsigned long long)b);
+	snprintf(want, sizeof(want), "memory%llu ", (unsigned long long)b);
 	while (fgets(line, sizeof(line), f))
-		if (strcmp(line, want) == 0)
+		if (strncmp(line, want, strlen(want)) == 0)
 			found = true;
 	fclose(f);
 	return found;
@@ -432,7 +440,7 @@ static void test_apply_refusal(void **state)
 	uint64_t b[] = { 10, 11 };
 	struct mr_block_plan plan = { .action = MR_BLOCK_OFFLINE, .blocks = b, .nr_blocks = 2 };
 	struct fake f = { .fail_block = UINT64_MAX };
-	struct mr_block_ops ops = { fake_set_state, &f };
+	struct mr_block_ops ops = { .set_state = fake_set_state, .ctx = &f };
 	struct mr_block_result res;
 
 	(void)state;
@@ -453,7 +461,7 @@ static void test_apply_rollback(void **state)
 	uint64_t b[] = { 10, 11, 12 };
 	struct mr_block_plan plan = { .action = MR_BLOCK_OFFLINE, .blocks = b, .nr_blocks = 3 };
 	struct fake f = { .fail_block = 12, .fail_err = -EBUSY };
-	struct mr_block_ops ops = { fake_set_state, &f };
+	struct mr_block_ops ops = { .set_state = fake_set_state, .ctx = &f };
 	struct mr_block_result res;
 
 	(void)state;
@@ -475,7 +483,7 @@ static void test_apply_timeout(void **state)
 	uint64_t b[] = { 10, 11, 12 };
 	struct mr_block_plan plan = { .action = MR_BLOCK_OFFLINE, .blocks = b, .nr_blocks = 3 };
 	struct fake f = { .fail_block = 11, .fail_err = -EINTR };
-	struct mr_block_ops ops = { fake_set_state, &f };
+	struct mr_block_ops ops = { .set_state = fake_set_state, .ctx = &f };
 	struct mr_block_result res;
 
 	(void)state;
@@ -490,51 +498,6 @@ static void test_apply_timeout(void **state)
 	assert_false(state_file_has(10) || state_file_has(11));
 }
 
-static void test_crash_restore(void **state)
-{
-	uint64_t b[] = { 2, 3 };
-	struct mr_block_plan plan = { .action = MR_BLOCK_OFFLINE, .blocks = b, .nr_blocks = 2 };
-	struct mr_block_plan restore;
-	struct fake f = { .fail_block = UINT64_MAX };
-	struct mr_block_ops ops = { fake_set_state, &f };
-	struct mr_block_result res;
-
-	(void)state;
-	assert_int_equal(mr_root_set("/"), 0);
-	assert_int_equal(mr_block_plan_apply(&plan, 0, true, &ops, &res), 0);
-	assert_int_equal(res.done, 2);
-	/* memregctl is gone now; the file remembers. */
-	assert_true(state_file_has(2) && state_file_has(3));
-
-	/* A new process reads the machine (fixture: block 2 offline, 3 offline). */
-	assert_int_equal(mr_root_set(fixture), 0);
-	block(2, "offline\n", "Movable\n");
-	block(3, "offline\n", "Movable\n");
-	assert_int_equal(mr_restore_plan(&restore), 0);
-	assert_int_equal(restore.nr_blocks, 2);
-	assert_int_equal(restore.blocks[0], 3);		/* newest first */
-	assert_int_equal(restore.blocks[1], 2);
-
-	f.log[0] = '\0';
-	assert_int_equal(mr_root_set("/"), 0);
-	assert_int_equal(mr_block_plan_apply(&restore, 0, true, &ops, &res), 0);
-	assert_string_equal(f.log, "online_movable:3 online_movable:2");
-	assert_false(state_file_has(2) || state_file_has(3));
-	mr_block_plan_destroy(&restore);
-
-	/* A corrupt state file is an error naming the file and line. */
-	{
-		FILE *sf = fopen(mr_block_state_path(), "w");
-
-		assert_non_null(sf);
-		fputs("memory2\nbogus\n", sf);
-		fclose(sf);
-	}
-	assert_int_equal(mr_restore_plan(&restore), -EINVAL);
-	assert_non_null(strstr(mr_last_error(), "offline.state:2"));
-	unlink(mr_block_state_path());
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -547,7 +510,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_apply_refusal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_apply_rollback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_apply_timeout, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_crash_restore, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -31,7 +31,7 @@ memregctl offline "$R" --apply || fail "offline --apply failed"
 echo "blocks: $(states)"
 for b in $BLOCKS; do
 	[ "$(cat /sys/devices/system/memory/memory$b/state)" = offline ] || fail "memory$b is not offline"
-	grep -qx "memory$b" "$STATE" || fail "memory$b is not in the state file"
+	grep -q "^memory$b boot=.* zone=Movable plan=-$" "$STATE" || fail "memory$b is not in the state file"
 done
 after=$(region_bytes "$R")
 [ "$after" -eq 0 ] || fail "region $R still holds $after bytes after the offline"
