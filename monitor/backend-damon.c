@@ -299,7 +299,10 @@ static int read_trace(struct mr_mon_ctx *ctx)
 			return mr_error(-errno, "damon: %s/trace_pipe: %s", p->trace.path, strerror(errno));
 		if (p->agg.nr_complete > p->nr_used)
 			break;
-		if (mr_root_read_str(KD "/state", state, sizeof(state)) || strcmp(state, "on") != 0)
+		err = mr_mon_damon_read_str(KD "/state", state, sizeof(state));
+		if (err && err != -ENOENT)
+			return err;	/* unreadable is not "stopped": say why */
+		if (err || strcmp(state, "on") != 0)
 			return 1;	/* the kdamond stopped: its target exited */
 		if (ctx->stop && *ctx->stop)
 			return 1;

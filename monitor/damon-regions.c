@@ -170,11 +170,12 @@ int mr_mon_damon_read_tried(struct mr_mon_ctx *ctx, unsigned kd)
 	int err;
 
 	mr_pathf(state_path, sizeof(state_path), MR_DAMON_KDAMONDS "/%u/state", kd);
-	if (mr_root_read_str(state_path, state, sizeof(state)) || strcmp(state, "on") != 0)
+	if (mr_mon_damon_read_str(state_path, state, sizeof(state)) || strcmp(state, "on") != 0)
 		return 1;	/* the kdamond stopped: its target exited */
 	err = mr_root_write_str(state_path, "update_schemes_tried_regions", ctx->apply);
 	if (err) {
-		if (!mr_root_read_str(state_path, state, sizeof(state)) && strcmp(state, "on") != 0)
+		if (!mr_mon_damon_read_str(state_path, state, sizeof(state)) &&
+		    strcmp(state, "on") != 0)
 			return 1;
 		return err;
 	}

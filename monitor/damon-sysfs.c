@@ -47,7 +47,7 @@ pid_t mr_mon_damon_kdamond_pid(unsigned index)
 	uint64_t pid;
 
 	/* "-1" while it does not run */
-	if (mr_root_read_str(kd_path(path, sizeof(path), index, "pid"), buf, sizeof(buf)) ||
+	if (mr_mon_damon_read_str(kd_path(path, sizeof(path), index, "pid"), buf, sizeof(buf)) ||
 	    mr_parse_u64(buf, &pid) || !pid || pid > INT32_MAX)
 		return 0;
 	return (pid_t)pid;
@@ -318,8 +318,8 @@ int mr_mon_damon_claim(struct mr_mon_damon_owner *o)
 	for (i = 0; !err && nr == o->nr_kdamonds && i < o->nr_kdamonds; i++) {
 		char state[16] = "";
 
-		if (mr_root_read_str(kd_path(path, sizeof(path), o->kd[i].index, "state"), state,
-				     sizeof(state)) || strcmp(state, "off") ||
+		if (mr_mon_damon_read_str(kd_path(path, sizeof(path), o->kd[i].index, "state"),
+					  state, sizeof(state)) || strcmp(state, "off") ||
 		    mr_root_read_u64(kd_path(path, sizeof(path), o->kd[i].index,
 					     "contexts/nr_contexts"), &v) || v)
 			break;
@@ -349,6 +349,25 @@ int mr_mon_damon_started(struct mr_mon_damon_owner *o, unsigned i)
 
 /* ---------------------------------------------------------------- release */
 
+/*
+ * Read a DAMON sysfs file that may answer -EBUSY for a moment: its show functions
+ * take DAMON's sysfs lock with a trylock, which a kdamond winding down (its target
+ * exited) holds. Seen in the lab as a kdamond "gone" that was not, and nr_kdamonds
+ * left at 1. Retries for up to 2 s; any other error at once.
+ */
+int mr_mon_damon_read_str(const char *path, char *buf, size_t len)
+{
+	int i, err = 0;
+
+	for (i = 0; i < 200; i++) {
+		err = mr_root_read_str(path, buf, len);
+		if (err != -EBUSY && err != -EAGAIN)
+			break;
+		usleep(10000);
+	}
+	return err;
+}
+
 enum kd_verdict {
 	KD_OURS_RUNNING,	/* runs as the recorded thread: stop it */
 	KD_OURS_STOPPED,	/* stopped, holding memreg's configuration or none */
@@ -366,10 +385,16 @@ static enum kd_verdict kd_classify(const struct mr_mon_damon_kdamond *k, char *w
 	char path[160], state[16], ops[16];
 	pid_t pid;
 	uint64_t v;
+	int err;
 
-	if (mr_root_read_str(kd_path(path, sizeof(path), k->index, "state"), state, sizeof(state))) {
-		snprintf(why, len, "no longer exists");
-		return KD_GONE;
+	if ((err = mr_mon_damon_read_str(kd_path(path, sizeof(path), k->index, "state"), state,
+			     sizeof(state)))) {
+		if (err == -ENOENT) {
+			snprintf(why, len, "no longer exists");
+			return KD_GONE;
+		}
+		snprintf(why, len, "state unreadable (%s)", mr_last_error());
+		return KD_UNKNOWN;
 	}
 	pid = mr_mon_damon_kdamond_pid(k->index);
 	if (!strcmp(state, "on") && pid) {

@@ -128,6 +128,9 @@ int mr_mon_damon_owner_parse(const char *text, struct mr_mon_damon_owner *o);
 /* Read MR_DAMON_OWNER_FILE: 0, -ENOENT (no marker), or -errno. */
 int mr_mon_damon_owner_read(struct mr_mon_damon_owner *o);
 /* The thread of kdamonds/@index while it runs (its pid file), 0 when it does not. */
+/* mr_root_read_str for DAMON's sysfs files, which answer -EBUSY while DAMON's sysfs
+ * lock is held (a kdamond winding down): retried for up to 2 s. */
+int mr_mon_damon_read_str(const char *path, char *buf, size_t len);
 pid_t mr_mon_damon_kdamond_pid(unsigned index);
 /* The kdamond's CPU time (utime + stime) in seconds, 0 when it is gone. */
 double mr_mon_damon_kdamond_cpu_s(pid_t kdamond_pid);
