@@ -2,7 +2,14 @@
 # the controller commands (memregctl control, memregd) stay thin over.
 noinst_LTLIBRARIES += libmrcontrol.la
 libmrcontrol_la_SOURCES = controller/scheme.c controller/scheme.h \
-	controller/engine.c controller/engine.h
+	controller/engine.c controller/engine.h \
+	controller/action.c controller/action.h \
+	controller/run.c controller/run.h controller/metrics.c
+libmrcontrol_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+
+# memregctl control (tools/local.mk, included before this file, sets the list and
+# links libmrcontrol.la first).
+tools_memregctl_SOURCES += tools/cmd-control.c
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/controller/test-scheme
@@ -35,3 +42,12 @@ fuzz-run-scheme: fuzz/fuzz-scheme
 	  grep -E '^(Done|stat::|SUMMARY|==[0-9]+==ERROR)' fuzz/fuzz-scheme.log; exit $$status
 endif
 CLEANFILES += fuzz/fuzz-scheme
+
+if ENABLE_TESTS
+# memregctl control, replay-driven: exact actions and statistics of a known record.
+check_PROGRAMS += tests/controller/mk-ctl-record
+tests_controller_mk_ctl_record_SOURCES = tests/controller/mk-ctl-record.c
+tests_controller_mk_ctl_record_LDADD = libmrcore.la libmrcommon.la $(ZLIB_LIBS)
+TESTS += tests/controller/control-cli.sh
+EXTRA_DIST += tests/controller/control-cli.sh
+endif

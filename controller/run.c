@@ -1,0 +1,440 @@
+/* The controller's run loop (see run.h): monitor -> engine -> actions, per
+ * aggregation interval, with the log, the status file and the metrics. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "common/root.h"
+#include "common/util.h"
+#include "controller/run.h"
+
+#define STATUS_VERSION 1
+
+int mr_ctl_meminfo_free_permille(void *arg, unsigned *free_permille)
+{
+	char *data = NULL, *p;
+	uint64_t total = 0, avail = 0;
+	int err;
+
+	(void)arg;
+	err = mr_root_read_file("/proc/meminfo", 1u << 20, &data, NULL);
+	if (err)
+		return err;
+	/* DAMOS's free_mem_rate is the kernel's free pages (NR_FREE_PAGES): MemFree */
+	p = strstr(data, "MemTotal:");
+	if (p)
+		total = strtoull(p + 9, NULL, 10);
+	p = strstr(data, "MemFree:");
+	if (p)
+		avail = strtoull(p + 8, NULL, 10);
+	free(data);
+	if (!total)
+		return mr_error(-EINVAL, "/proc/meminfo: no MemTotal");
+	*free_permille = (unsigned)(avail * 1000 / total);
+	return 0;
+}
+
+static double cpu_seconds(const struct mr_ctl_run *run)
+{
+	struct rusage ru;
+	double s = 0;
+
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+		    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	return s + (run->mon ? run->mon->kernel_cpu_s : 0);
+}
+
+/* "-> node 3 (region 3)" for a migration, "" otherwise. */
+static const char *dest_text(const struct mr_ctl_run *run, const struct mr_scheme *s,
+			     char *buf, size_t len)
+{
+	const struct mr_region *r, *only = NULL;
+	unsigned n = 0;
+
+	buf[0] = '\0';
+	if (!mr_scheme_action_migrates(s->action))
+		return buf;
+	mr_for_each_region(run->map, r)
+		if (r->node == s->target_node) {
+			only = r;
+			n++;
+		}
+	if (s->target_region >= 0)
+		snprintf(buf, len, " -> node %d (region %d)", s->target_node, s->target_region);
+	else if (n == 1)
+		snprintf(buf, len, " -> node %d (region %u)", s->target_node, only->id);
+	else
+		snprintf(buf, len, " -> node %d", s->target_node);
+	return buf;
+}
+
+static void log_actions(struct mr_ctl_run *run, uint64_t time_us)
+{
+	uint64_t pb = run->act.page_bytes;
+	size_t i;
+
+	for (i = 0; i < run->set->nr; i++) {
+		const struct mr_scheme *s = &run->set->schemes[i];
+		const struct mr_act_acct *a = &run->act.acct[i];
+		json_object *j = NULL, *from = NULL;
+		char size[32], dest[64];
+		unsigned k;
+		bool first = true;
+
+		if (!a->regions)
+			continue;
+		if (run->keep_log) {
+			j = json_object_new_object();
+			from = json_object_new_array();
+			json_object_object_add(j, "time_us", json_object_new_uint64(time_us));
+			json_object_object_add(j, "scheme", json_object_new_uint64(i));
+			json_object_object_add(j, "action",
+					       json_object_new_string(mr_scheme_action_name(s->action)));
+			if (mr_scheme_action_migrates(s->action))
+				json_object_object_add(j, "target_node",
+						       json_object_new_int(s->target_node));
+			json_object_object_add(j, "regions", json_object_new_uint64(a->regions));
+			json_object_object_add(j, "bytes", json_object_new_uint64(a->bytes));
+			json_object_object_add(j, "pages", json_object_new_uint64(a->bytes / pb));
+		}
+		if (run->log) {
+			fprintf(run->log, "%s%" PRIu64 ".%03" PRIu64 " s: scheme %zu (line %u) %s%s: "
+				"%s %" PRIu64 " region%s, %s (%" PRIu64 " pages)", run->log_prefix,
+				time_us / 1000000, time_us / 1000 % 1000, i, s->line,
+				mr_scheme_action_name(s->action), dest_text(run, s, dest, sizeof(dest)),
+				s->action == MR_SCHEME_STAT ? "matched" :
+				run->act.apply ? "applied to" : "would apply to",
+				a->regions, a->regions == 1 ? "" : "s",
+				mr_format_size(a->bytes, size, sizeof(size)), a->bytes / pb);
+		}
+		for (k = 0; k <= MR_MAX_NODES; k++) {
+			if (!a->src_bytes[k])
+				continue;
+			if (run->log) {
+				fprintf(run->log, "%s", first ? "; from " : ", ");
+				if (k == MR_ACT_SRC_UNKNOWN)
+					fprintf(run->log, "unknown nodes (replayed virtual addresses)");
+				else
+					fprintf(run->log, "node %u", k);
+				fprintf(run->log, " %s (%" PRIu64 " pages)",
+					mr_format_size(a->src_bytes[k], size, sizeof(size)),
+					a->src_bytes[k] / pb);
+			}
+			if (from) {
+				json_object *o = json_object_new_object();
+
+				json_object_object_add(o, "node", k == MR_ACT_SRC_UNKNOWN ? NULL :
+						       json_object_new_int((int)k));
+				json_object_object_add(o, "bytes",
+						       json_object_new_uint64(a->src_bytes[k]));
+				json_object_object_add(o, "pages",
+						       json_object_new_uint64(a->src_bytes[k] / pb));
+				json_object_array_add(from, o);
+			}
+			first = false;
+		}
+		if (run->log) {
+			fputc('\n', run->log);
+			fflush(run->log);
+		}
+		if (j) {
+			json_object_object_add(j, "from", from);
+			json_object_array_add(run->actions_log, j);
+		}
+	}
+}
+
+static void add_totals(struct mr_ctl_run *run)
+{
+	size_t i;
+	unsigned k;
+
+	for (i = 0; i < run->set->nr; i++) {
+		const struct mr_act_acct *a = &run->act.acct[i];
+
+		if (run->set->schemes[i].action == MR_SCHEME_STAT)
+			continue;
+		run->per_scheme[i].regions_acted += a->regions;
+		for (k = 0; k <= MR_MAX_NODES; k++)
+			run->per_scheme[i].node_bytes[k] += a->src_bytes[k];
+	}
+}
+
+static int on_aggregation(struct mr_mon_ctx *ctx, uint64_t time_us, void *arg)
+{
+	struct mr_ctl_run *run = arg;
+	int err;
+
+	mr_act_acct_reset(&run->act);
+	err = mr_ctl_aggregate(&run->ctl, ctx->target.regions, ctx->target.nr_regions, time_us);
+	if (err == -ESRCH)
+		return 1;	/* the target ended while we acted on it */
+	if (err) {
+		run->err = err;
+		return err;
+	}
+	run->nr_aggregations++;
+	run->last_time_us = time_us;
+	log_actions(run, time_us);
+	add_totals(run);
+	if (run->status_path) {
+		err = mr_ctl_run_write_status(run, run->status_path);
+		if (err)
+			return run->err = err;
+	}
+	if (run->metrics_dir) {
+		json_object *st = mr_ctl_run_status_json(run);
+
+		err = mr_ctl_metrics_write(st, run->metrics_dir);
+		json_object_put(st);
+		if (err)
+			return run->err = err;
+	}
+	if (run->duration_us && time_us >= run->duration_us)
+		return 1;
+	return 0;
+}
+
+int mr_ctl_run_start(struct mr_ctl_run *run, pid_t pid, bool phys, bool apply)
+{
+	int err;
+
+	run->started_unix = (uint64_t)time(NULL);
+	if (!run->log_prefix)
+		run->log_prefix = "";
+	err = mr_ctl_init(&run->ctl, run->set, &run->mon->attrs);
+	if (err)
+		return err;
+	err = mr_act_ctx_init(&run->act, run->map, run->set, pid, phys, apply);
+	if (err) {
+		mr_ctl_destroy(&run->ctl);
+		return err;
+	}
+	run->ctl.apply = mr_act_apply;
+	run->ctl.metric = run->metric ? run->metric : mr_ctl_meminfo_free_permille;
+	run->ctl.arg = &run->act;
+	run->per_scheme = calloc(run->set->nr ? run->set->nr : 1, sizeof(*run->per_scheme));
+	if (!run->per_scheme) {
+		mr_ctl_run_destroy(run);
+		return mr_error(-ENOMEM, "out of memory");
+	}
+	if (run->keep_log)
+		run->actions_log = json_object_new_array();
+	return 0;
+}
+
+int mr_ctl_run(struct mr_ctl_run *run)
+{
+	int err;
+
+	run->ctl.attrs = run->mon->attrs;	/* a replay's attrs are the record's */
+	err = mr_mon_run(run->mon, on_aggregation, run);
+	if (err > 0)
+		err = 0;
+	if (run->err)
+		err = run->err;
+	if (err && run->err == 0 && err != -ESRCH)
+		return err;
+	if (err == -ESRCH)
+		err = 0;
+	if (!err && run->status_path)
+		err = mr_ctl_run_write_status(run, run->status_path);
+	if (!err && run->metrics_dir) {
+		json_object *st = mr_ctl_run_status_json(run);
+
+		err = mr_ctl_metrics_write(st, run->metrics_dir);
+		json_object_put(st);
+	}
+	return err;
+}
+
+void mr_ctl_run_destroy(struct mr_ctl_run *run)
+{
+	mr_act_ctx_destroy(&run->act);
+	mr_ctl_destroy(&run->ctl);
+	free(run->per_scheme);
+	run->per_scheme = NULL;
+	if (run->actions_log)
+		json_object_put(run->actions_log);
+	run->actions_log = NULL;
+}
+
+/* Regions a run acts on: those of the nodes it took pages from, and its migration
+ * targets' (known from the start). memregctl evacuate refuses these. */
+static bool region_targeted(const struct mr_ctl_run *run, const struct mr_region *r)
+{
+	size_t i;
+
+	if (r->node < 0)
+		return false;
+	for (i = 0; i < run->set->nr; i++) {
+		const struct mr_scheme *s = &run->set->schemes[i];
+
+		if (mr_scheme_action_migrates(s->action) && s->target_node == r->node)
+			return true;
+		if (run->per_scheme && run->per_scheme[i].node_bytes[r->node])
+			return true;
+	}
+	return false;
+}
+
+static json_object *scheme_json(const struct mr_ctl_run *run, size_t i)
+{
+	const struct mr_scheme *s = &run->set->schemes[i];
+	const struct mr_scheme_state *st = &run->ctl.states[i];
+	uint64_t pb = run->act.page_bytes ? run->act.page_bytes : 4096;
+	json_object *j = json_object_new_object(), *f = json_object_new_object();
+	unsigned k;
+
+	json_object_object_add(j, "index", json_object_new_uint64(i));
+	json_object_object_add(j, "line", json_object_new_int((int)s->line));
+	json_object_object_add(j, "action", json_object_new_string(mr_scheme_action_name(s->action)));
+	json_object_object_add(j, "target_node", mr_scheme_action_migrates(s->action) ?
+			       json_object_new_int(s->target_node) : NULL);
+	json_object_object_add(j, "active", json_object_new_boolean(st->active));
+	json_object_object_add(j, "nr_tried", json_object_new_uint64(st->stats.nr_tried));
+	json_object_object_add(j, "sz_tried", json_object_new_uint64(st->stats.sz_tried));
+	json_object_object_add(j, "pages_tried", json_object_new_uint64(st->stats.sz_tried / pb));
+	json_object_object_add(j, "nr_applied", json_object_new_uint64(st->stats.nr_applied));
+	json_object_object_add(j, "sz_applied", json_object_new_uint64(st->stats.sz_applied));
+	json_object_object_add(j, "pages_applied",
+			       json_object_new_uint64(st->stats.sz_applied / pb));
+	json_object_object_add(j, "qt_exceeds", json_object_new_uint64(st->stats.qt_exceeds));
+	for (k = 0; k < NR_MR_CTL_FAILS; k++)
+		json_object_object_add(f, mr_ctl_fail_name(k),
+				       json_object_new_uint64(st->stats.failed_bytes[k]));
+	json_object_object_add(j, "failed_bytes", f);
+	return j;
+}
+
+json_object *mr_ctl_run_status_json(const struct mr_ctl_run *run)
+{
+	json_object *j = json_object_new_object(), *a;
+	const struct mr_region *r;
+	size_t i;
+
+	json_object_object_add(j, "version", json_object_new_int(STATUS_VERSION));
+	json_object_object_add(j, "pid", json_object_new_int((int)getpid()));
+	json_object_object_add(j, "started_unix", json_object_new_uint64(run->started_unix));
+	json_object_object_add(j, "engine", json_object_new_string(run->engine_name ?
+			       run->engine_name : "user"));
+	json_object_object_add(j, "backend", json_object_new_string(run->backend_name ?
+			       run->backend_name : ""));
+	json_object_object_add(j, "applied", json_object_new_boolean(run->act.apply));
+	json_object_object_add(j, "target_pid", run->act.pid > 0 ?
+			       json_object_new_int((int)run->act.pid) : NULL);
+	json_object_object_add(j, "aggregations", json_object_new_uint64(run->nr_aggregations));
+	json_object_object_add(j, "monitor_time_us", json_object_new_uint64(run->last_time_us));
+	json_object_object_add(j, "cpu_seconds", json_object_new_double(cpu_seconds(run)));
+	a = json_object_new_array();
+	mr_for_each_region(run->map, r)
+		if (region_targeted(run, r))
+			json_object_array_add(a, json_object_new_int((int)r->id));
+	json_object_object_add(j, "targeted_regions", a);
+	a = json_object_new_array();
+	for (i = 0; i < run->set->nr; i++)
+		json_object_array_add(a, scheme_json(run, i));
+	json_object_object_add(j, "schemes", a);
+	a = json_object_new_array();
+	mr_for_each_region(run->map, r) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "id", json_object_new_int((int)r->id));
+		json_object_object_add(o, "node", json_object_new_int(r->node));
+		json_object_object_add(o, "size_bytes", json_object_new_uint64(r->size_bytes));
+		if (r->occ.granularity != MR_OCC_NONE) {
+			json_object_object_add(o, "free_bytes",
+					       json_object_new_uint64(r->occ.free_bytes));
+			json_object_object_add(o, "movable_bytes",
+					       json_object_new_uint64(r->occ.movable_bytes));
+			json_object_object_add(o, "unmovable_bytes",
+					       json_object_new_uint64(r->occ.unmovable_bytes));
+		}
+		json_object_array_add(a, o);
+	}
+	json_object_object_add(j, "regions", a);
+	return j;
+}
+
+void mr_ctl_run_print_stats(const struct mr_ctl_run *run, FILE *f)
+{
+	uint64_t pb = run->act.page_bytes ? run->act.page_bytes : 4096;
+	size_t i;
+	unsigned k;
+
+	fprintf(f, "%s after %" PRIu64 " aggregation%s (%" PRIu64 ".%03" PRIu64 " s of "
+		"monitoring, %s engine, %s backend)%s:\n",
+		run->act.apply ? "statistics" : "dry run: statistics of what would be done",
+		run->nr_aggregations, run->nr_aggregations == 1 ? "" : "s",
+		run->last_time_us / 1000000, run->last_time_us / 1000 % 1000,
+		run->engine_name ? run->engine_name : "user",
+		run->backend_name ? run->backend_name : "?",
+		run->act.apply ? "" : " (nothing changed: pass --apply to act)");
+	for (i = 0; i < run->set->nr; i++) {
+		const struct mr_scheme *s = &run->set->schemes[i];
+		const struct mr_scheme_stats *st = &run->ctl.states[i].stats;
+		char a[32], b[32], dest[64];
+
+		fprintf(f, "scheme %zu (line %u) %s%s%s\n", i, s->line,
+			mr_scheme_action_name(s->action), dest_text(run, s, dest, sizeof(dest)),
+			run->ctl.states[i].active ? "" : " (inactive: watermarks)");
+		fprintf(f, "  tried %" PRIu64 " regions, %s (%" PRIu64 " pages); applied %" PRIu64
+			" regions, %s (%" PRIu64 " pages); quota exceeded %" PRIu64 " times\n",
+			st->nr_tried, mr_format_size(st->sz_tried, a, sizeof(a)), st->sz_tried / pb,
+			st->nr_applied, mr_format_size(st->sz_applied, b, sizeof(b)),
+			st->sz_applied / pb, st->qt_exceeds);
+		if (s->action == MR_SCHEME_STAT)
+			continue;
+		fprintf(f, "  not done:");
+		for (k = 0; k < NR_MR_CTL_FAILS; k++)
+			fprintf(f, "%s %s %s", k ? "," : "", mr_ctl_fail_name(k),
+				mr_format_size(st->failed_bytes[k], a, sizeof(a)));
+		fputc('\n', f);
+	}
+}
+
+int mr_ctl_run_write_status(const struct mr_ctl_run *run, const char *path)
+{
+	json_object *j = mr_ctl_run_status_json(run);
+	const char *text = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
+							 JSON_C_TO_STRING_NOSLASHESCAPE);
+	char tmp[4096];
+	FILE *f;
+	int err = 0;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= sizeof(tmp)) {
+		json_object_put(j);
+		return mr_error(-ENAMETOOLONG, "%s: path too long", path);
+	}
+	f = fopen(tmp, "w");
+	if (!f) {
+		err = -errno;
+		json_object_put(j);
+		return mr_error(err, "%s: %s", tmp, strerror(-err));
+	}
+	fprintf(f, "%s\n", text);
+	json_object_put(j);
+	if (fflush(f) || ferror(f))
+		err = -errno ? -errno : -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err) {
+		unlink(tmp);
+		return mr_error(err, "%s: %s", path, strerror(-err));
+	}
+	return 0;
+}
