@@ -23,6 +23,12 @@ tests_controller_test_engine_SOURCES = tests/controller/test-engine.c
 tests_controller_test_engine_CFLAGS = $(MR_TEST_CFLAGS)
 tests_controller_test_engine_LDADD = libmrcontrol.la $(MR_TEST_LDADD)
 TESTS += tests/controller/test-engine
+
+check_PROGRAMS += tests/controller/test-action
+tests_controller_test_action_SOURCES = tests/controller/test-action.c
+tests_controller_test_action_CFLAGS = $(MR_TEST_CFLAGS)
+tests_controller_test_action_LDADD = libmrcontrol.la $(MR_TEST_LDADD)
+TESTS += tests/controller/test-action
 endif
 
 # libFuzzer target for the scheme parser (make fuzz; seeds: the examples in
