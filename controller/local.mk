@@ -54,6 +54,6 @@ if ENABLE_TESTS
 check_PROGRAMS += tests/controller/mk-ctl-record
 tests_controller_mk_ctl_record_SOURCES = tests/controller/mk-ctl-record.c
 tests_controller_mk_ctl_record_LDADD = libmrcore.la libmrcommon.la $(ZLIB_LIBS)
-TESTS += tests/controller/control-cli.sh
-EXTRA_DIST += tests/controller/control-cli.sh
+TESTS += tests/controller/control-cli.sh tests/controller/metrics-textfile.sh
+EXTRA_DIST += tests/controller/control-cli.sh tests/controller/metrics-textfile.sh
 endif

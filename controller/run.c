@@ -18,6 +18,7 @@
 #include "common/root.h"
 #include "common/util.h"
 #include "controller/run.h"
+#include "power/energy.h"
 
 #define STATUS_VERSION 1
 
@@ -172,6 +173,25 @@ static void add_totals(struct mr_ctl_run *run)
 	}
 }
 
+static int write_status_json(json_object *j, const char *path);
+
+/* The status file and the metrics from one status document, so both say the same. */
+static int write_outputs(struct mr_ctl_run *run)
+{
+	json_object *st;
+	int err = 0;
+
+	if (!run->status_path && !run->metrics_dir)
+		return 0;
+	st = mr_ctl_run_status_json(run);
+	if (run->status_path)
+		err = write_status_json(st, run->status_path);
+	if (!err && run->metrics_dir)
+		err = mr_ctl_metrics_write(st, run->metrics_dir);
+	json_object_put(st);
+	return err;
+}
+
 static int on_aggregation(struct mr_mon_ctx *ctx, uint64_t time_us, void *arg)
 {
 	struct mr_ctl_run *run = arg;
@@ -189,19 +209,9 @@ static int on_aggregation(struct mr_mon_ctx *ctx, uint64_t time_us, void *arg)
 	run->last_time_us = time_us;
 	log_actions(run, time_us);
 	add_totals(run);
-	if (run->status_path) {
-		err = mr_ctl_run_write_status(run, run->status_path);
-		if (err)
-			return run->err = err;
-	}
-	if (run->metrics_dir) {
-		json_object *st = mr_ctl_run_status_json(run);
-
-		err = mr_ctl_metrics_write(st, run->metrics_dir);
-		json_object_put(st);
-		if (err)
-			return run->err = err;
-	}
+	err = write_outputs(run);
+	if (err)
+		return run->err = err;
 	if (run->duration_us && time_us >= run->duration_us)
 		return 1;
 	return 0;
@@ -249,14 +259,8 @@ int mr_ctl_run(struct mr_ctl_run *run)
 		return err;
 	if (err == -ESRCH)
 		err = 0;
-	if (!err && run->status_path)
-		err = mr_ctl_run_write_status(run, run->status_path);
-	if (!err && run->metrics_dir) {
-		json_object *st = mr_ctl_run_status_json(run);
-
-		err = mr_ctl_metrics_write(st, run->metrics_dir);
-		json_object_put(st);
-	}
+	if (!err)
+		err = write_outputs(run);
 	return err;
 }
 
@@ -365,6 +369,23 @@ json_object *mr_ctl_run_status_json(const struct mr_ctl_run *run)
 		json_object_array_add(a, o);
 	}
 	json_object_object_add(j, "regions", a);
+	if (run->energy && !mr_energy_update(run->energy)) {
+		unsigned k;
+
+		a = json_object_new_array();
+		for (k = 0; k < run->energy->nr_counters; k++) {
+			const struct mr_energy_counter *c = &run->energy->counters[k];
+			json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "socket", json_object_new_int(c->socket));
+			json_object_object_add(o, "source",
+					       json_object_new_string(run->energy->ops->name));
+			json_object_object_add(o, "joules",
+					       json_object_new_double(c->energy_uj / 1e6));
+			json_object_array_add(a, o);
+		}
+		json_object_object_add(j, "energy", a);
+	}
 	return j;
 }
 
@@ -408,26 +429,29 @@ void mr_ctl_run_print_stats(const struct mr_ctl_run *run, FILE *f)
 int mr_ctl_run_write_status(const struct mr_ctl_run *run, const char *path)
 {
 	json_object *j = mr_ctl_run_status_json(run);
+	int err = write_status_json(j, path);
+
+	json_object_put(j);
+	return err;
+}
+
+static int write_status_json(json_object *j, const char *path)
+{
 	const char *text = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
 							 JSON_C_TO_STRING_NOSLASHESCAPE);
 	char tmp[4096];
 	FILE *f;
 	int err = 0;
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= sizeof(tmp)) {
-		json_object_put(j);
+	/* readers (memregctl control status, evacuate) never see half a file */
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= sizeof(tmp))
 		return mr_error(-ENAMETOOLONG, "%s: path too long", path);
-	}
 	f = fopen(tmp, "w");
-	if (!f) {
-		err = -errno;
-		json_object_put(j);
-		return mr_error(err, "%s: %s", tmp, strerror(-err));
-	}
+	if (!f)
+		return mr_error(-errno, "%s: %s", tmp, strerror(errno));
 	fprintf(f, "%s\n", text);
-	json_object_put(j);
 	if (fflush(f) || ferror(f))
-		err = -errno ? -errno : -EIO;
+		err = errno ? -errno : -EIO;
 	if (fclose(f) && !err)
 		err = -errno;
 	if (!err && rename(tmp, path))

@@ -15,6 +15,7 @@
 #include "monitor/monitor.h"
 
 struct json_object;
+struct mr_energy_source;
 
 /* Per-scheme totals the engine does not keep: pages and the nodes acted on. */
 struct mr_ctl_run_scheme {
@@ -50,6 +51,7 @@ struct mr_ctl_run {
 	const char *metrics_dir;
 	bool keep_log;
 	mr_ctl_metric_fn metric;	/* free-memory metric (NULL: /proc/meminfo) */
+	struct mr_energy_source *energy;	/* started DRAM energy source, or NULL */
 
 	struct mr_ctl ctl;
 	struct mr_act_ctx act;

@@ -18,6 +18,7 @@
 #include "common/root.h"
 #include "controller/run.h"
 #include "monitor/record.h"
+#include "power/energy.h"
 #include "tools/cli.h"
 
 #define STATUS_PATH_DEFAULT "/run/memreg/memregd.status"
@@ -181,6 +182,8 @@ int mr_cmd_control(int argc, char **argv)
 	struct mr_mon_ctx ctx;
 	struct sigaction sa = { 0 };
 	struct mr_rec rec;
+	struct mr_energy_source energy;
+	bool have_energy = false;
 	const struct mr_mon_ops *ops;
 	enum mr_act_sight sight;
 	uint64_t pid = 0, duration_us = 0;
@@ -349,6 +352,21 @@ int mr_cmd_control(int argc, char **argv)
 		ctx.target.pid = child;
 	}
 
+	/* DRAM energy for the metrics and the status: the best source here */
+	if (run.metrics_dir || run.status_path) {
+		memset(&energy, 0, sizeof(energy));
+		if (mr_energy_open(&energy, "auto", NULL) == 0) {
+			if (mr_energy_start(&energy) == 0) {
+				have_energy = true;
+				run.energy = &energy;
+			} else {
+				mr_energy_close(&energy);
+			}
+		}
+		if (!have_energy)
+			fprintf(stderr, "memregctl control: no DRAM energy in the metrics: %s\n",
+				mr_last_error());
+	}
 	run.set = &set;
 	run.map = &map;
 	run.mon = &ctx;
@@ -370,6 +388,10 @@ int mr_cmd_control(int argc, char **argv)
 		mr_ctl_run_destroy(&run);
 	} else {
 		status = mr_cli_fail("%s", mr_last_error());
+	}
+	if (have_energy) {
+		mr_energy_stop(&energy);
+		mr_energy_close(&energy);
 	}
 	if (child > 0) {
 		int ws;
