@@ -4,12 +4,27 @@ noinst_LTLIBRARIES += libmrcontrol.la
 libmrcontrol_la_SOURCES = controller/scheme.c controller/scheme.h \
 	controller/engine.c controller/engine.h \
 	controller/action.c controller/action.h \
-	controller/run.c controller/run.h controller/metrics.c
+	controller/run.c controller/run.h controller/metrics.c \
+	controller/conf.c controller/conf.h
 libmrcontrol_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 
 # memregctl control (tools/local.mk, included before this file, sets the list and
 # links libmrcontrol.la first).
 tools_memregctl_SOURCES += tools/cmd-control.c
+
+# memregd: the same engine as a service (sbin), and its systemd unit.
+sbin_PROGRAMS += tools/memregd
+tools_memregd_SOURCES = tools/memregd.c
+tools_memregd_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+tools_memregd_LDADD = libmrcontrol.la libmrcore.la libmrcommon.la \
+	$(JSONC_LIBS) $(HWLOC_LIBS) $(NUMA_LIBS) $(PFM_LIBS)
+nodist_systemdsystemunit_DATA = systemd/memregd.service
+EXTRA_DIST += systemd/memregd.service.in
+CLEANFILES += systemd/memregd.service
+systemd/memregd.service: systemd/memregd.service.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) $(@D) && \
+	sed -e 's|@sbindir[@]|$(sbindir)|g' -e 's|@sysconfdir[@]|$(sysconfdir)|g' \
+		-e 's|@localstatedir[@]|$(localstatedir)|g' $< >$@.tmp && mv $@.tmp $@
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/controller/test-scheme
@@ -54,6 +69,8 @@ if ENABLE_TESTS
 check_PROGRAMS += tests/controller/mk-ctl-record
 tests_controller_mk_ctl_record_SOURCES = tests/controller/mk-ctl-record.c
 tests_controller_mk_ctl_record_LDADD = libmrcore.la libmrcommon.la $(ZLIB_LIBS)
-TESTS += tests/controller/control-cli.sh tests/controller/metrics-textfile.sh
-EXTRA_DIST += tests/controller/control-cli.sh tests/controller/metrics-textfile.sh
+TESTS += tests/controller/control-cli.sh tests/controller/metrics-textfile.sh \
+	tests/controller/memregd.sh tests/controller/unit-verify.sh
+EXTRA_DIST += tests/controller/control-cli.sh tests/controller/metrics-textfile.sh \
+	tests/controller/memregd.sh tests/controller/unit-verify.sh
 endif

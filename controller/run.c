@@ -110,7 +110,7 @@ static void log_actions(struct mr_ctl_run *run, uint64_t time_us)
 			json_object_object_add(j, "bytes", json_object_new_uint64(a->bytes));
 			json_object_object_add(j, "pages", json_object_new_uint64(a->bytes / pb));
 		}
-		if (run->log) {
+		if (run->log && (s->action != MR_SCHEME_STAT || run->log_stat)) {
 			fprintf(run->log, "%s%" PRIu64 ".%03" PRIu64 " s: scheme %zu (line %u) %s%s: "
 				"%s %" PRIu64 " region%s, %s (%" PRIu64 " pages)", run->log_prefix,
 				time_us / 1000000, time_us / 1000 % 1000, i, s->line,
@@ -123,7 +123,7 @@ static void log_actions(struct mr_ctl_run *run, uint64_t time_us)
 		for (k = 0; k <= MR_MAX_NODES; k++) {
 			if (!a->src_bytes[k])
 				continue;
-			if (run->log) {
+			if (run->log && (s->action != MR_SCHEME_STAT || run->log_stat)) {
 				fprintf(run->log, "%s", first ? "; from " : ", ");
 				if (k == MR_ACT_SRC_UNKNOWN)
 					fprintf(run->log, "unknown nodes (replayed virtual addresses)");
@@ -146,7 +146,7 @@ static void log_actions(struct mr_ctl_run *run, uint64_t time_us)
 			}
 			first = false;
 		}
-		if (run->log) {
+		if (run->log && (s->action != MR_SCHEME_STAT || run->log_stat)) {
 			fputc('\n', run->log);
 			fflush(run->log);
 		}
@@ -197,6 +197,11 @@ static int on_aggregation(struct mr_mon_ctx *ctx, uint64_t time_us, void *arg)
 	struct mr_ctl_run *run = arg;
 	int err;
 
+	if (run->reload && *run->reload) {
+		*run->reload = 0;
+		if (run->reload_fn)
+			run->reload_fn(run, run->reload_arg);
+	}
 	mr_act_acct_reset(&run->act);
 	err = mr_ctl_aggregate(&run->ctl, ctx->target.regions, ctx->target.nr_regions, time_us);
 	if (err == -ESRCH)
@@ -259,9 +264,45 @@ int mr_ctl_run(struct mr_ctl_run *run)
 		return err;
 	if (err == -ESRCH)
 		err = 0;
+	run->finished = true;
 	if (!err)
 		err = write_outputs(run);
 	return err;
+}
+
+int mr_ctl_run_replace_schemes(struct mr_ctl_run *run, struct mr_scheme_set *set)
+{
+	struct mr_ctl ctl;
+	struct mr_act_ctx act;
+	struct mr_ctl_run_scheme *per;
+	int err;
+
+	err = mr_ctl_init(&ctl, set, &run->mon->attrs);
+	if (err)
+		return err;
+	err = mr_act_ctx_init(&act, run->map, set, run->act.pid, run->act.phys, run->act.apply);
+	if (err) {
+		mr_ctl_destroy(&ctl);
+		return err;
+	}
+	per = calloc(set->nr ? set->nr : 1, sizeof(*per));
+	if (!per) {
+		mr_act_ctx_destroy(&act);
+		mr_ctl_destroy(&ctl);
+		return mr_error(-ENOMEM, "out of memory");
+	}
+	ctl.apply = run->ctl.apply;
+	ctl.metric = run->ctl.metric;
+	ctl.clock = run->ctl.clock;
+	ctl.arg = &run->act;
+	mr_ctl_destroy(&run->ctl);
+	mr_act_ctx_destroy(&run->act);
+	free(run->per_scheme);
+	run->ctl = ctl;
+	run->act = act;
+	run->per_scheme = per;
+	run->set = set;
+	return 0;
 }
 
 void mr_ctl_run_destroy(struct mr_ctl_run *run)
@@ -331,6 +372,7 @@ json_object *mr_ctl_run_status_json(const struct mr_ctl_run *run)
 
 	json_object_object_add(j, "version", json_object_new_int(STATUS_VERSION));
 	json_object_object_add(j, "pid", json_object_new_int((int)getpid()));
+	json_object_object_add(j, "running", json_object_new_boolean(!run->finished));
 	json_object_object_add(j, "started_unix", json_object_new_uint64(run->started_unix));
 	json_object_object_add(j, "engine", json_object_new_string(run->engine_name ?
 			       run->engine_name : "user"));

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 
 #include "controller/action.h"
@@ -50,8 +51,15 @@ struct mr_ctl_run {
 	const char *status_path;
 	const char *metrics_dir;
 	bool keep_log;
+	bool log_stat;			/* log stat schemes too (control: yes; memregd: only
+					 * actions, one line per batch) */
 	mr_ctl_metric_fn metric;	/* free-memory metric (NULL: /proc/meminfo) */
 	struct mr_energy_source *energy;	/* started DRAM energy source, or NULL */
+	/* SIGHUP: when *@reload is set, @reload_fn runs before the next aggregation
+	 * (memregd re-reads its configuration; the monitor keeps running). */
+	volatile sig_atomic_t *reload;
+	void (*reload_fn)(struct mr_ctl_run *run, void *arg);
+	void *reload_arg;
 
 	struct mr_ctl ctl;
 	struct mr_act_ctx act;
@@ -61,6 +69,7 @@ struct mr_ctl_run {
 	uint64_t started_unix;
 	struct json_object *actions_log;	/* array, when @keep_log */
 	int err;				/* the first error of a callback */
+	bool finished;				/* the run is over (status "running": false) */
 };
 
 /* "run.c" */
@@ -72,6 +81,10 @@ int mr_ctl_run_start(struct mr_ctl_run *run, pid_t pid, bool phys, bool apply);
  * set. 0 or -errno. Status and metrics are written a last time before it returns. */
 int mr_ctl_run(struct mr_ctl_run *run);
 void mr_ctl_run_destroy(struct mr_ctl_run *run);
+/* Put @set (checked with mr_act_check_schemes) in place of the run's schemes between
+ * two aggregations: statistics start over, the monitor is untouched. The caller
+ * frees the old set after. 0 or -errno (the old schemes then stay). */
+int mr_ctl_run_replace_schemes(struct mr_ctl_run *run, struct mr_scheme_set *set);
 /* The run's status as JSON (the status file's content, `control status --json`). */
 struct json_object *mr_ctl_run_status_json(const struct mr_ctl_run *run);
 /* Final statistics for people, one paragraph per scheme. */
