@@ -37,8 +37,8 @@ while ! grep -q '^ready' "$out/learn"; do
 	[ $i -lt 600 ] || { echo "profile-hotset: learning run never got ready" >&2; exit 1; }
 	sleep 0.1
 done
-echo "memregctl record -b refs -a 200000,2000000,2000000,150000,300000 -d 12 -o rec --pid PID"
-"$CTL" record -b refs -a 200000,2000000,2000000,150000,300000 -d 12 -o "$out/rec" --pid "$pid" || exit 1
+echo "memregctl record -b refs --apply -a 200000,2000000,2000000,150000,300000 -d 12 -o rec --pid PID"
+"$CTL" record -b refs --apply -a 200000,2000000,2000000,150000,300000 -d 12 -o "$out/rec" --pid "$pid" || exit 1
 wait "$pid"
 pid=
 echo "memregctl profile rec --site-map map -o profile"

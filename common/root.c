@@ -321,3 +321,61 @@ int mr_root_rmdir(const char *linux_path, bool apply)
 {
 	return dir_op(linux_path, apply, false);
 }
+
+int mr_root_write_file(const char *linux_path, const char *data, size_t len, bool apply)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 32], what[PATH_MAX + 16];
+	size_t done = 0;
+	int fd, ret;
+
+	snprintf(what, sizeof(what), "write %s", linux_path);
+	ret = mr_root_may_change(what, apply);
+	if (ret)
+		return ret;
+	ret = mr_root_path(path, sizeof(path), linux_path);
+	if (ret)
+		return ret;
+	/* per process: two writers never share a temporary */
+	snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid());
+	fd = mr_sys_open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return mr_error(-errno, "%s: %s", tmp, strerror(errno));
+	while (done < len) {
+		ssize_t r = mr_sys_write(fd, data + done, len - done);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		done += (size_t)r;
+	}
+	if (done < len || fsync(fd) < 0) {
+		ret = mr_error(-errno, "%s: write: %s", tmp, strerror(errno));
+		mr_sys_close(fd);
+		unlink(tmp);
+		return ret;
+	}
+	if (mr_sys_close(fd) < 0 || rename(tmp, path) < 0) {
+		ret = mr_error(-errno, "%s: %s", path, strerror(errno));
+		unlink(tmp);
+		return ret;
+	}
+	return 0;
+}
+
+int mr_root_unlink(const char *linux_path, bool apply)
+{
+	char path[PATH_MAX], what[PATH_MAX + 16];
+	int ret;
+
+	snprintf(what, sizeof(what), "remove %s", linux_path);
+	ret = mr_root_may_change(what, apply);
+	if (ret)
+		return ret;
+	ret = mr_root_path(path, sizeof(path), linux_path);
+	if (ret)
+		return ret;
+	if (unlink(path) < 0)
+		return mr_error(-errno, "%s: %s", path, strerror(errno));
+	return 0;
+}

@@ -68,6 +68,14 @@ int mr_root_write_str(const char *linux_path, const char *s, bool apply);
 int mr_root_mkdir(const char *linux_path, bool apply);
 int mr_root_rmdir(const char *linux_path, bool apply);
 
+/* A whole small file (a state or marker file such as /run/memreg/damon.owner) written
+ * atomically: a temporary beside it, fsync, rename over @linux_path; readers see the
+ * old file or the new one. mr_root_unlink removes one (-ENOENT when absent). Both
+ * are refused like mr_root_write_str (-EROFS under a fixture root, -EPERM without
+ * @apply). */
+int mr_root_write_file(const char *linux_path, const char *data, size_t len, bool apply);
+int mr_root_unlink(const char *linux_path, bool apply);
+
 /* printf-style path building for the functions above; returns the buffer. */
 const char *mr_pathf(char *buf, size_t len, const char *fmt, ...) MR_PRINTF(3, 4);
 

@@ -15,6 +15,7 @@ MR_MAN_PAGES = \
 	man/memregctl-energy.1 \
 	man/memregctl-alloc-stats.1 \
 	man/memregctl-version.1 \
+	man/memregctl-damon-reset.1 \
 	man/memreg-accessgen.1 \
 	man/memreg-record.5 \
 	man/memregd.8 \

@@ -104,7 +104,7 @@ static int refs_selftest(struct mr_mon_ctx *ctx)
 		return mr_error(-errno, "refs: self-test mprotect: %s", strerror(errno));
 	}
 	page[0] = 1;
-	err = mr_mon_clear_refs(getpid(), "1");
+	err = mr_mon_clear_refs(getpid(), "1", true);	/* our own bits: ours to clear */
 	if (!err)
 		err = read_smaps(getpid(), &p);
 	v = err ? NULL : find_vma(&p, (uint64_t)(uintptr_t)page);
@@ -139,7 +139,7 @@ static int refs_init(struct mr_mon_ctx *ctx)
 
 static int refs_prepare(struct mr_mon_ctx *ctx)
 {
-	return mr_mon_clear_refs(ctx->target.pid, "1");
+	return mr_mon_clear_refs(ctx->target.pid, "1", mr_mon_target_consent(ctx));
 }
 
 /*
@@ -190,7 +190,8 @@ const struct mr_mon_ops mr_mon_ops_refs = {
 		"bits that the kernel's own page reclaim reads, so the target's pages look\n"
 		"younger or colder to reclaim than they are. Like DAMON it does not flush the\n"
 		"TLB after clearing, so a page whose translation stays cached reads\n"
-		"unreferenced: very small, very hot sets are under-counted.",
+		"unreferenced: very small, very hot sets are under-counted. So it runs on a\n"
+		"command record starts, or on a --pid only with --apply.",
 	/* Measured (bench/mon-overhead.sh, 1 GiB random-access target, this VM): a
 	 * clear every 100 ms slowed the target 5-9x (every page then pays for setting
 	 * its accessed bit again) at 16-20% of a core; every 500 ms, 1.4x; every 1 s,
@@ -198,6 +199,7 @@ const struct mr_mon_ops mr_mon_ops_refs = {
 	.default_attrs = { .sample_us = 1000000, .aggr_us = 10000000, .update_us = 20000000,
 			   .min_nr_regions = 10, .max_nr_regions = 1000 },
 	.process_only = true,
+	.writes_target = true,
 	.selftest = refs_selftest,
 	.init = refs_init,
 	.prepare = refs_prepare,

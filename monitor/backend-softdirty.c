@@ -63,7 +63,7 @@ static int sd_selftest(struct mr_mon_ctx *ctx)
 	}
 	page[0] = 1;
 	fd = open_pagemap(getpid());
-	err = fd < 0 ? fd : mr_mon_clear_refs(getpid(), "4");
+	err = fd < 0 ? fd : mr_mon_clear_refs(getpid(), "4", true);	/* our own bits */
 	if (!err)
 		err = read_entry(fd, (uint64_t)(uintptr_t)page, pg, &e0);
 	page[0] = 2;
@@ -102,7 +102,7 @@ static int sd_init(struct mr_mon_ctx *ctx)
 
 static int sd_prepare(struct mr_mon_ctx *ctx)
 {
-	return mr_mon_clear_refs(ctx->target.pid, "4");
+	return mr_mon_clear_refs(ctx->target.pid, "4", mr_mon_target_consent(ctx));
 }
 
 static int sd_check(struct mr_mon_ctx *ctx, uint32_t *max_nr)
@@ -141,12 +141,15 @@ const struct mr_mon_ops mr_mon_ops_softdirty = {
 		"reads the soft-dirty bit (55) of each region's sampled page in /proc/PID/pagemap.\n"
 		"Per page, but sees writes only, and only on kernels built with\n"
 		"CONFIG_MEM_SOFT_DIRTY (the self-test says so where it is missing). Clearing\n"
-		"write-protects the target's pages, so its next write to each faults once.",
+		"write-protects the target's pages, so its next write to each faults once, and\n"
+		"resets what other soft-dirty users (CRIU) track: it runs on a command record\n"
+		"starts, or on a --pid only with --apply.",
 	/* a clear write-protects every PTE and each page's next write faults: at least
 	 * refs' cost (see there), so the same 1 s / 10 s */
 	.default_attrs = { .sample_us = 1000000, .aggr_us = 10000000, .update_us = 20000000,
 			   .min_nr_regions = 10, .max_nr_regions = 1000 },
 	.process_only = true,
+	.writes_target = true,
 	.selftest = sd_selftest,
 	.init = sd_init,
 	.prepare = sd_prepare,

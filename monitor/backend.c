@@ -38,9 +38,32 @@ const struct mr_mon_ops *mr_mon_backend_find(const char *name)
 	return NULL;
 }
 
-const struct mr_mon_ops *mr_mon_backend_auto(enum mr_mon_target_kind kind, bool apply,
-					     char *why, size_t why_len)
+bool mr_mon_target_consent(const struct mr_mon_ctx *ctx)
 {
+	return ctx->apply || ctx->target.started;
+}
+
+int mr_mon_check_consent(const struct mr_mon_ctx *ctx)
+{
+	const struct mr_mon_ops *ops = ctx->ops;
+
+	if (ops->needs_apply && !ctx->apply)
+		return mr_error(-EPERM, "%s: changes the kernel's state; give --apply to allow it",
+				ops->name);
+	/* a process memreg started is its own to observe; anyone else's reclaim and
+	 * soft-dirty users would be misled without a word */
+	if (ops->writes_target && ctx->target.kind == MR_MON_TARGET_PROCESS &&
+	    !mr_mon_target_consent(ctx))
+		return mr_error(-EPERM, "%s: would write /proc/%d/clear_refs of a process memreg "
+				"did not start, changing what its reclaim and soft-dirty users see; "
+				"give --apply to allow it", ops->name, (int)ctx->target.pid);
+	return 0;
+}
+
+const struct mr_mon_ops *mr_mon_backend_auto(const struct mr_mon_ctx *want, char *why,
+					     size_t why_len)
+{
+	enum mr_mon_target_kind kind = want->target.kind;
 	size_t i, used = 0;
 
 	if (why && why_len)
@@ -53,20 +76,26 @@ const struct mr_mon_ops *mr_mon_backend_auto(enum mr_mon_target_kind kind, bool 
 
 		if (ops == &mr_mon_ops_uffd || ops == &mr_mon_ops_replay)
 			continue;
+		mr_mon_ctx_init(&ctx, ops);
+		ctx.target.kind = kind;
+		ctx.target.started = want->target.started;
+		ctx.apply = want->apply;
 		if (ops->process_only && kind != MR_MON_TARGET_PROCESS) {
 			reason = "process targets only";
-		} else if (ops->needs_apply && !apply) {
+		} else if (ops->needs_apply && !ctx.apply) {
 			reason = "changes kernel state, needs --apply";
+		} else if (ops->writes_target && !mr_mon_target_consent(&ctx)) {
+			reason = "writes the process's clear_refs, needs --apply for a process "
+				 "memreg did not start";
 		} else {
-			mr_mon_ctx_init(&ctx, ops);
-			ctx.target.kind = kind;
-			ctx.apply = apply;
 			err = ops->selftest ? ops->selftest(&ctx) : 0;
-			mr_mon_ctx_destroy(&ctx);
-			if (!err)
+			if (!err) {
+				mr_mon_ctx_destroy(&ctx);
 				return ops;
+			}
 			reason = mr_last_error();
 		}
+		mr_mon_ctx_destroy(&ctx);
 		if (why && used < why_len) {
 			/* backend messages already start with the backend's name */
 			bool named = strncmp(reason, ops->name, strlen(ops->name)) == 0;

@@ -80,10 +80,13 @@ int mr_mon_attrs_parse(const char *s, struct mr_mon_attrs *attrs)
 			*comma = '\0';
 		if (i >= 5)
 			return mr_error(-EINVAL, "attributes '%s': at most 5 fields "
-					"(sample_us,aggr_us,update_us,min,max)", s);
+					"(sample,aggr,update,min,max)", s);
 		if (*p) {
-			if (mr_parse_u64(p, &v))
-				return mr_error(-EINVAL, "attributes '%s': '%s' is not a number", s, p);
+			/* intervals with a unit (5ms, 100ms, 1s) or bare microseconds */
+			if (i < 3 ? mr_parse_duration_us(p, 1, &v) : mr_parse_u64(p, &v))
+				return mr_error(-EINVAL, "attributes '%s': '%s' is not %s", s, p,
+						i < 3 ? "a time (5ms, 100ms, 1s; bare: microseconds)" :
+						"a number");
 			if (i < 3) {
 				*fields[i] = v;
 			} else {
@@ -373,6 +376,25 @@ int mr_mon_aggregate(struct mr_mon_ctx *ctx, uint32_t max_nr_accesses, uint64_t 
 	return split_adaptive(ctx);
 }
 
+/* The last aggregation interval, cut short by the end of the target or a stop:
+ * merged and reported like a whole one, with the samples it really holds, so a
+ * program shorter than one interval still leaves a snapshot. No reset or split
+ * after it: monitoring is over. */
+static int flush_partial(struct mr_mon_ctx *ctx, uint32_t max_nr_accesses, uint32_t nr_samples,
+			 uint64_t time_us, mr_mon_snapshot_fn fn, void *arg)
+{
+	merge_to_limit(ctx, max_nr_accesses);
+	ctx->aggr_nr_samples = nr_samples;
+	return fn(ctx, time_us, arg);
+}
+
+static uint32_t samples_per_aggr(const struct mr_mon_attrs *a)
+{
+	uint64_t n = a->aggr_us / a->sample_us;	/* mr_mon_attrs_check: sample_us > 0 */
+
+	return n < 1 ? 1 : n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
 void mr_mon_pick_sampling_addrs(struct mr_mon_ctx *ctx)
 {
 	struct mr_mon_target *t = &ctx->target;
@@ -428,6 +450,7 @@ static int run_snapshots(struct mr_mon_ctx *ctx, mr_mon_snapshot_fn fn, void *ar
 			sleep_until(next);
 		if (stopped(ctx))
 			break;
+		ctx->aggr_nr_samples = samples_per_aggr(&ctx->attrs);
 		ret = ctx->ops->snapshot(ctx);
 		if (ret)
 			break;
@@ -446,7 +469,7 @@ int mr_mon_run(struct mr_mon_ctx *ctx, mr_mon_snapshot_fn fn, void *arg)
 	struct mr_mon_range *ranges = NULL;
 	size_t nr = 0;
 	uint64_t start, next_sample, next_aggr, next_update;
-	uint32_t max_nr = 0;
+	uint32_t max_nr = 0, aggr_samples = 0;	/* since the last aggregation */
 	int err;
 
 	err = mr_mon_attrs_check(&ctx->attrs);
@@ -496,8 +519,12 @@ int mr_mon_run(struct mr_mon_ctx *ctx, mr_mon_snapshot_fn fn, void *arg)
 		mr_mon_pick_sampling_addrs(ctx);
 		if (ctx->ops->prepare) {
 			err = ctx->ops->prepare(ctx);
-			if (err)
+			if (err) {
+				/* the target ended between the liveness check and the prepare */
+				if (ctx->target.pid > 0 && !mr_mon_process_alive(ctx->target.pid))
+					err = 0;
 				break;
+			}
 		}
 		next_sample += ctx->attrs.sample_us;
 		sleep_until(next_sample);
@@ -513,13 +540,16 @@ int mr_mon_run(struct mr_mon_ctx *ctx, mr_mon_snapshot_fn fn, void *arg)
 			break;
 		}
 		ctx->nr_samples++;
+		aggr_samples++;
 		if (m > max_nr)
 			max_nr = m;
 		if (mr_mon_now_us() >= next_aggr) {
+			ctx->aggr_nr_samples = aggr_samples;
 			err = mr_mon_aggregate(ctx, max_nr, next_aggr - start, fn, arg);
 			if (err)
 				break;
 			max_nr = 0;
+			aggr_samples = 0;
 			next_aggr += ctx->attrs.aggr_us;
 			/* a stalled loop (suspended machine) must not replay missed intervals */
 			if (next_aggr < mr_mon_now_us())
@@ -542,6 +572,8 @@ int mr_mon_run(struct mr_mon_ctx *ctx, mr_mon_snapshot_fn fn, void *arg)
 				break;
 		}
 	}
+	if (!err && aggr_samples && fn)
+		err = flush_partial(ctx, max_nr, aggr_samples, mr_mon_now_us() - start, fn, arg);
 out:
 	if (ctx->ops->cleanup)
 		ctx->ops->cleanup(ctx);

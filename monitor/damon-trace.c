@@ -7,11 +7,40 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "common/util.h"
 #include "monitor/damon.h"
 
 #define EVENT " damon_aggregated: "
+
+/* The emitting thread's pid from the context columns before @event:
+ * "      kdamond.0-1234    [001] .....   812.345678: " (COMM-PID [CPU]); the comm
+ * may hold '-' and spaces, so the pid is the digits after the last '-' before the
+ * first " [" that follows such digits. 0 when the columns are absent. */
+static pid_t line_pid(const char *line, const char *event)
+{
+	const char *q;
+
+	for (q = line; q < event; q++) {
+		const char *d = q, *digits_end;
+		uint64_t v = 0;
+
+		if (*q != '[')
+			continue;
+		while (d > line && d[-1] == ' ')
+			d--;
+		digits_end = d;
+		while (d > line && d[-1] >= '0' && d[-1] <= '9')
+			d--;
+		if (d == digits_end || d == line || d[-1] != '-' || digits_end - d > 9)
+			continue;
+		for (; d < digits_end; d++)
+			v = 10 * v + (uint64_t)(*d - '0');
+		return (pid_t)v;
+	}
+	return 0;
+}
 
 /* Decimal digits only (no sign, no 0x), at most @max; advances *p past them. */
 static bool num(const char **p, uint64_t max, uint64_t *v)
@@ -49,6 +78,7 @@ int mr_mon_damon_trace_parse(const char *line, struct mr_mon_damon_trace_rec *re
 
 	if (!p)
 		return 0;
+	r.pid = line_pid(line, p);
 	p += strlen(EVENT);
 	if (!lit(&p, "target_id=") || !num(&p, UINT64_MAX, &r.target_id) ||
 	    !lit(&p, " nr_regions=") || !num(&p, UINT32_MAX, &nr) || !lit(&p, " ") ||
@@ -141,6 +171,21 @@ static int line_done(struct mr_mon_damon_trace_agg *agg)
 		/* "CPU:0 [LOST 12 EVENTS]": what follows does not continue the run */
 		if (strstr(agg->line, "LOST"))
 			drop_run(agg);
+		return 0;
+	}
+	/*
+	 * Only our kdamond's events. target_id cannot tell kdamonds apart: it is the
+	 * target's index inside its own context (kdamond_fn counts targets from 0),
+	 * so every kdamond with one target prints target_id=0. The event fires in
+	 * the kdamond thread itself (kdamond_fn -> kdamond_reset_aggregated), so the
+	 * pid in trace_pipe's context columns is the kdamond's. memreg's instance
+	 * also filters on common_pid in the kernel once the kdamond's pid is known;
+	 * this covers what was buffered before, and a line without the context
+	 * columns (an instance's context-info option off) cannot be attributed.
+	 * Another kdamond's events interleave with ours without breaking our run.
+	 */
+	if (agg->pid && rec.pid != agg->pid) {
+		agg->nr_foreign++;
 		return 0;
 	}
 	return add(agg, &rec);

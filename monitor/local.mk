@@ -4,7 +4,8 @@ libmrcore_la_SOURCES += \
 	monitor/monitor.h monitor/core.c monitor/maps.c monitor/backend.c \
 	monitor/backend-refs.c monitor/backend-softdirty.c \
 	monitor/backend-uffd.c monitor/uffd.h \
-	monitor/backend-damon.c monitor/damon-trace.c monitor/damon.h \
+	monitor/backend-damon.c monitor/damon.h monitor/damon-sysfs.c \
+	monitor/damon-tracefs.c monitor/damon-regions.c monitor/damon-trace.c \
 	monitor/backend-replay.c \
 	monitor/backend-perf.c monitor/perf.h \
 	monitor/record.c monitor/record.h \
@@ -29,11 +30,20 @@ tests_monitor_test_record_CFLAGS = $(MR_TEST_CFLAGS) $(ZLIB_CFLAGS)
 tests_monitor_test_record_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
 TESTS += tests/monitor/test-record
 
+check_PROGRAMS += tests/monitor/test-report-regions
+tests_monitor_test_report_regions_SOURCES = tests/monitor/test-report-regions.c
+tests_monitor_test_report_regions_CFLAGS = $(MR_TEST_CFLAGS)
+tests_monitor_test_report_regions_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
+tests_monitor_test_report_regions_LDFLAGS = -Wl,--wrap=mr_sys_pread
+TESTS += tests/monitor/test-report-regions
+
 check_PROGRAMS += tests/monitor/test-damon
 tests_monitor_test_damon_SOURCES = tests/monitor/test-damon.c
 tests_monitor_test_damon_CFLAGS = $(MR_TEST_CFLAGS)
 tests_monitor_test_damon_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
-tests_monitor_test_damon_LDFLAGS = -Wl,--wrap=mr_root_write_str -Wl,--wrap=mr_sys_write
+tests_monitor_test_damon_LDFLAGS = -Wl,--wrap=mr_root_write_str -Wl,--wrap=mr_sys_write \
+	-Wl,--wrap=mr_root_write_file -Wl,--wrap=mr_root_unlink -Wl,--wrap=mr_root_mkdir \
+	-Wl,--wrap=mr_root_rmdir
 TESTS += tests/monitor/test-damon
 
 check_PROGRAMS += tests/monitor/test-damon-trace
@@ -41,6 +51,7 @@ tests_monitor_test_damon_trace_SOURCES = tests/monitor/test-damon-trace.c
 tests_monitor_test_damon_trace_CFLAGS = $(MR_TEST_CFLAGS)
 tests_monitor_test_damon_trace_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
 TESTS += tests/monitor/test-damon-trace
+TESTS += tests/monitor/damon-reset-cli.sh
 
 check_PROGRAMS += tests/monitor/test-backends
 tests_monitor_test_backends_SOURCES = tests/monitor/test-backends.c
@@ -76,11 +87,14 @@ tests_monitor_profile_prog_CFLAGS = $(AM_CFLAGS) -fno-builtin
 tests_monitor_profile_prog_LDADD =
 TESTS += tests/monitor/profile-e2e.sh
 
-TESTS += tests/monitor/record-cli.sh tests/monitor/report-regions.sh \
+TESTS += tests/monitor/record-cli.sh tests/monitor/record-safety.sh \
+	tests/monitor/report-regions.sh \
 	tests/monitor/report-heatmap.sh \
+	tests/monitor/report-regions-process.sh \
 	tests/monitor/report-regions-live.sh \
 	tests/monitor/wss-stairs.sh tests/monitor/wss-zigzag.sh
-EXTRA_DIST += tests/monitor/wss-lib.sh tests/monitor/fuzz
+EXTRA_DIST += tests/monitor/wss-lib.sh tests/monitor/fuzz \
+	tests/monitor/record-v1.rec tests/monitor/record-v1.README
 endif
 
 # The access-pattern generator and its shipped configs (in the lab guest too).

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/proc.h"
 #include "common/root.h"
 #include "common/util.h"
 #include "monitor/monitor.h"
@@ -81,26 +82,15 @@ fail:
 
 bool mr_mon_process_alive(pid_t pid)
 {
-	char path[64], state[1024];
-
-	/* kill(0) says nothing about zombies, whose maps are empty */
-	mr_pathf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (mr_root_read_str(path, state, sizeof(state)))
-		return false;
-	{
-		const char *p = strrchr(state, ')');
-
-		if (p && (p[1] == ' ') && (p[2] == 'Z' || p[2] == 'X'))
-			return false;
-	}
-	return true;
+	return mr_proc_alive(pid);	/* zombies count as gone: their maps are empty */
 }
 
-int mr_mon_clear_refs(pid_t pid, const char *what)
+int mr_mon_clear_refs(pid_t pid, const char *what, bool consent)
 {
 	char path[64];
 
-	/* per-process state, the backends' whole point: consent is the record command */
+	/* clearing a process's accessed or soft-dirty bits misleads its reclaim and
+	 * whatever reads soft-dirty (CRIU): the same guard as any kernel-state write */
 	mr_pathf(path, sizeof(path), "/proc/%d/clear_refs", (int)pid);
-	return mr_root_write_str(path, what, true);
+	return mr_root_write_str(path, what, consent);
 }

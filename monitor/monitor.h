@@ -55,6 +55,8 @@ enum mr_mon_target_kind {
 struct mr_mon_target {
 	enum mr_mon_target_kind kind;
 	pid_t pid;			/* MR_MON_TARGET_PROCESS */
+	bool started;			/* memreg started this process (record -- CMD): that is
+					 * consent to change its kernel state (clear_refs) */
 	struct mr_mon_region *regions;	/* sorted by address, never overlapping */
 	size_t nr_regions;
 	size_t cap_regions;
@@ -85,6 +87,8 @@ struct mr_mon_ops {
 	struct mr_mon_attrs default_attrs;
 	bool process_only;		/* cannot monitor physical memory */
 	bool needs_apply;		/* changes global kernel state: needs --apply */
+	bool writes_target;		/* changes the target process's kernel state
+					 * (clear_refs): needs mr_mon_target_consent() */
 	int (*selftest)(struct mr_mon_ctx *ctx);
 	int (*init)(struct mr_mon_ctx *ctx);
 	int (*ranges)(struct mr_mon_ctx *ctx, struct mr_mon_range **ranges, size_t *nr);
@@ -95,8 +99,10 @@ struct mr_mon_ops {
 };
 
 /* Called once per aggregation interval with the aggregated regions (after the
- * merge, before the reset, as DAMON's after_aggregation callback). @time_us is
- * since the start of monitoring. Non-zero stops monitoring and is returned. */
+ * merge, before the reset, as DAMON's after_aggregation callback), and once more
+ * for the last, partial interval when the target ends or monitoring stops inside
+ * one (ctx->aggr_nr_samples says how many samples it holds). @time_us is since the
+ * start of monitoring. Non-zero stops monitoring and is returned. */
 typedef int (*mr_mon_snapshot_fn)(struct mr_mon_ctx *ctx, uint64_t time_us, void *arg);
 
 struct mr_mon_ctx {
@@ -114,6 +120,11 @@ struct mr_mon_ctx {
 	uint64_t rand_state;
 	volatile sig_atomic_t *stop;	/* set by a signal handler: stop after this sample */
 	uint64_t nr_samples;		/* statistics */
+	/* Sampling intervals in the snapshot being reported to the snapshot callback:
+	 * aggr_us / sample_us for a whole aggregation interval, fewer for the last,
+	 * partial one. Backends that aggregate themselves (ops->snapshot) get the
+	 * whole-interval count and may set another. */
+	uint32_t aggr_nr_samples;
 	double kernel_cpu_s;		/* CPU time of kernel threads doing the sampling (kdamond) */
 };
 
@@ -152,17 +163,25 @@ uint64_t mr_mon_now_us(void);
 int mr_mon_read_maps(pid_t pid, struct mr_mon_range **ranges, size_t *nr);
 bool mr_mon_process_alive(pid_t pid);
 /* Write @what to /proc/PID/clear_refs: "1" clears the accessed bits (refs), "4" the
- * soft-dirty bits (softdirty). Refused under a fixture root. */
-int mr_mon_clear_refs(pid_t pid, const char *what);
+ * soft-dirty bits (softdirty). Through the root layer's guard: -EROFS under a fixture
+ * root, -EPERM without @consent (mr_mon_target_consent(), or true for our own pid). */
+int mr_mon_clear_refs(pid_t pid, const char *what, bool consent);
 
 /* "backend.c" */
 const struct mr_mon_ops *mr_mon_backend_find(const char *name);
 /* The registry in order of preference (best first). */
 const struct mr_mon_ops *const *mr_mon_backends(size_t *nr);
-/* For `auto`: the first backend whose selftest passes for @kind and that needs no
- * --apply unless @apply; reasons for the ones passed over go to @why (may be NULL). */
-const struct mr_mon_ops *mr_mon_backend_auto(enum mr_mon_target_kind kind, bool apply,
-					     char *why, size_t why_len);
+/* May ctx change its target's kernel state? Yes for a process memreg started
+ * (target.started) or with the command's --apply; never implied for a --pid. */
+bool mr_mon_target_consent(const struct mr_mon_ctx *ctx);
+/* 0 when ctx->ops may run with the consent ctx carries; else -EPERM with one line
+ * naming --apply (needs_apply without it, writes_target without consent). */
+int mr_mon_check_consent(const struct mr_mon_ctx *ctx);
+/* For `auto`: the first backend whose selftest passes for @want's target kind and
+ * whose consent check passes with @want's apply and target.started; reasons for the
+ * ones passed over go to @why (may be NULL). */
+const struct mr_mon_ops *mr_mon_backend_auto(const struct mr_mon_ctx *want, char *why,
+					     size_t why_len);
 
 extern const struct mr_mon_ops mr_mon_ops_refs;
 extern const struct mr_mon_ops mr_mon_ops_softdirty;

@@ -1,4 +1,5 @@
-/* Record files (memreg-record(5)): writer and a strict reader. Everything is
+/* Record files (memreg-record(5)): a version 2 writer and a strict reader of versions
+ * 1 and 2. Everything is
  * little-endian; every chunk carries a CRC-32 (zlib's) of its type, length and payload. */
 #include "config.h"
 
@@ -11,6 +12,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/proc.h"
 #include "common/sys.h"
 #include "common/util.h"
 #include "monitor/record.h"
@@ -53,7 +55,7 @@ static bool crc_ok(uint32_t stored, const unsigned char *p, size_t len)
 #endif
 }
 
-/* Header layout: see memreg-record(5). */
+/* Header layout (version 2): see memreg-record(5). */
 static void encode_header(unsigned char *b, const struct mr_rec_header *h)
 {
 	memset(b, 0, MR_REC_HEADER_BYTES);
@@ -68,9 +70,10 @@ static void encode_header(unsigned char *b, const struct mr_rec_header *h)
 	put32(b + 48, h->attrs.min_nr_regions);
 	put32(b + 52, h->attrs.max_nr_regions);
 	memcpy(b + 56, h->backend, strnlen(h->backend, 15));	/* NUL-padded */
-	/* 72..75: start time's low half would not fit; keep seconds-resolution time */
-	put32(b + 72, (uint32_t)(h->start_unix_ns / 1000000000u));
-	put32(b + 76, crc(b, 76));
+	put64(b + 72, h->start_unix_ns);
+	put64(b + 80, h->kind == MR_MON_TARGET_PROCESS ? h->target_starttime_ticks : 0);
+	/* 88..91 reserved, zero */
+	put32(b + 92, crc(b, 92));
 }
 
 static int write_all(struct mr_rec_writer *w, const void *buf, size_t len)
@@ -90,16 +93,36 @@ static int write_all(struct mr_rec_writer *w, const void *buf, size_t len)
 	return 0;
 }
 
+uint32_t mr_rec_samples_per_aggr(const struct mr_rec_header *h)
+{
+	uint64_t n = h->attrs.sample_us ? h->attrs.aggr_us / h->attrs.sample_us : 1;
+
+	return n < 1 ? 1 : n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
+double mr_rec_access_share(const struct mr_rec_snapshot *s, const struct mr_rec_region *r)
+{
+	double share = s->nr_samples ? (double)r->nr_accesses / s->nr_samples : 0;
+
+	/* a backend that aggregates itself (the kernel's DAMON) may count past it */
+	return share > 1 ? 1 : share;
+}
+
 int mr_rec_writer_open(struct mr_rec_writer *w, const char *path, const struct mr_rec_header *hdr)
 {
+	struct mr_rec_header h = *hdr;
 	unsigned char b[MR_REC_HEADER_BYTES];
 	int err;
 
+	/* Here rather than in every caller: a process record without its target's
+	 * start time cannot tell the process from a later one with the same pid. */
+	if (h.kind == MR_MON_TARGET_PROCESS && h.pid > 0 && !h.target_starttime_ticks)
+		mr_proc_starttime(h.pid, &h.target_starttime_ticks);	/* gone: stays 0 */
 	w->path = path;
 	w->fd = mr_sys_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (w->fd < 0)
 		return mr_error(-errno, "%s: %s", path, strerror(errno));
-	encode_header(b, hdr);
+	encode_header(b, &h);
 	err = write_all(w, b, sizeof(b));
 	if (err) {
 		mr_sys_close(w->fd);
@@ -133,19 +156,22 @@ int mr_rec_write_note(struct mr_rec_writer *w, const char *text)
 	return err;
 }
 
-int mr_rec_write_snapshot(struct mr_rec_writer *w, uint64_t time_us,
+int mr_rec_write_snapshot(struct mr_rec_writer *w, uint64_t time_us, uint32_t nr_samples,
 			  const struct mr_mon_region *regions, size_t nr)
 {
 	size_t payload = 16 + nr * MR_REC_REGION_BYTES, i;
-	unsigned char *c = malloc(payload + 12), *p;
+	unsigned char *c, *p;
 	int err;
 
+	if (!nr_samples)
+		return mr_error(-EINVAL, "%s: a snapshot of no samples", w->path);
+	c = malloc(payload + 12);
 	if (!c)
 		return mr_error(-ENOMEM, "%s: out of memory", w->path);
 	p = c + 8;
 	put64(p, time_us);
 	put32(p + 8, (uint32_t)nr);
-	put32(p + 12, 0);
+	put32(p + 12, nr_samples);
 	p += 16;
 	for (i = 0; i < nr; i++, p += MR_REC_REGION_BYTES) {
 		put64(p, regions[i].start);
@@ -182,23 +208,23 @@ void mr_rec_free(struct mr_rec *rec)
 static int parse_header(const unsigned char *b, size_t len, const char *name,
 			struct mr_rec_header *h)
 {
-	uint32_t v, kind;
+	uint32_t v, kind, hlen;
 
 	if (len < 8 || memcmp(b, MR_REC_MAGIC, 8) != 0)
 		return mr_error(-EINVAL, "%s: not a memreg record file (bad magic)", name);
 	if (len < 12)
 		return mr_error(-EINVAL, "%s: header cut short", name);
 	v = get32(b + 8);
-	if (v != MR_REC_VERSION)
-		return mr_error(-EINVAL, "%s: record format version %u, this memreg reads version %u",
-				name, v, MR_REC_VERSION);
-	if (len < MR_REC_HEADER_BYTES)
-		return mr_error(-EINVAL, "%s: header cut short (%zu of %u bytes)", name, len,
-				MR_REC_HEADER_BYTES);
-	if (get32(b + 12) != MR_REC_HEADER_BYTES)
-		return mr_error(-EINVAL, "%s: header size %u, expected %u", name, get32(b + 12),
-				MR_REC_HEADER_BYTES);
-	if (!crc_ok(get32(b + 76), b, 76))
+	if (v != 1 && v != MR_REC_VERSION)
+		return mr_error(-EINVAL, "%s: record format version %u, this memreg reads versions "
+				"1 to %u", name, v, MR_REC_VERSION);
+	hlen = v == 1 ? MR_REC_V1_HEADER_BYTES : MR_REC_HEADER_BYTES;
+	if (len < hlen)
+		return mr_error(-EINVAL, "%s: header cut short (%zu of %u bytes)", name, len, hlen);
+	if (get32(b + 12) != hlen)
+		return mr_error(-EINVAL, "%s: header size %u, expected %u for version %u", name,
+				get32(b + 12), hlen, v);
+	if (!crc_ok(get32(b + hlen - 4), b, hlen - 4))
 		return mr_error(-EINVAL, "%s: header checksum mismatch", name);
 	kind = get32(b + 16);
 	if (kind >= MR_MON_TARGET_NR)
@@ -216,14 +242,23 @@ static int parse_header(const unsigned char *b, size_t len, const char *name,
 	h->backend[15] = '\0';
 	if (memchr(b + 56, '\0', 16) == NULL)
 		return mr_error(-EINVAL, "%s: backend name not terminated", name);
-	h->start_unix_ns = (uint64_t)get32(b + 72) * 1000000000u;
+	if (v == 1) {
+		h->start_unix_ns = (uint64_t)get32(b + 72) * 1000000000u;
+	} else {
+		h->start_unix_ns = get64(b + 72);
+		h->target_starttime_ticks = get64(b + 80);
+		if (h->target_starttime_ticks && h->kind != MR_MON_TARGET_PROCESS)
+			return mr_error(-EINVAL, "%s: a process start time in a physical record",
+					name);
+	}
 	if (!h->attrs.sample_us || !h->attrs.aggr_us)
 		return mr_error(-EINVAL, "%s: zero sampling or aggregation interval", name);
 	return 0;
 }
 
 static int parse_snapshot(const unsigned char *p, size_t len, const char *name, size_t off,
-			  uint64_t prev_time, struct mr_rec_snapshot *s)
+			  uint64_t prev_time, const struct mr_rec_header *h,
+			  struct mr_rec_snapshot *s)
 {
 	uint32_t nr;
 	size_t i;
@@ -232,6 +267,10 @@ static int parse_snapshot(const unsigned char *p, size_t len, const char *name, 
 		return mr_error(-EINVAL, "%s: offset %zu: snapshot chunk too short", name, off);
 	s->time_us = get64(p);
 	nr = get32(p + 8);
+	/* version 1: bytes 12..15 are reserved; its snapshots are whole intervals */
+	s->nr_samples = h->version == 1 ? mr_rec_samples_per_aggr(h) : get32(p + 12);
+	if (!s->nr_samples)
+		return mr_error(-EINVAL, "%s: offset %zu: snapshot of no samples", name, off);
 	if ((len - 16) / MR_REC_REGION_BYTES != nr || (len - 16) % MR_REC_REGION_BYTES)
 		return mr_error(-EINVAL, "%s: offset %zu: snapshot says %u regions in %zu bytes",
 				name, off, nr, len);
@@ -266,7 +305,7 @@ static int parse_snapshot(const unsigned char *p, size_t len, const char *name, 
 int mr_rec_parse(const void *buf, size_t len, const char *name, struct mr_rec *rec)
 {
 	const unsigned char *b = buf;
-	size_t off = MR_REC_HEADER_BYTES, cap = 0;
+	size_t off, cap = 0;
 	uint64_t prev_time = 0;
 	int err;
 
@@ -274,6 +313,7 @@ int mr_rec_parse(const void *buf, size_t len, const char *name, struct mr_rec *r
 	err = parse_header(b, len, name, &rec->hdr);
 	if (err)
 		return err;
+	off = rec->hdr.version == 1 ? MR_REC_V1_HEADER_BYTES : MR_REC_HEADER_BYTES;
 	while (off < len) {
 		uint32_t type, plen;
 
@@ -308,7 +348,7 @@ int mr_rec_parse(const void *buf, size_t len, const char *name, struct mr_rec *r
 				}
 				rec->snaps = s;
 			}
-			err = parse_snapshot(b + off + 8, plen, name, off, prev_time,
+			err = parse_snapshot(b + off + 8, plen, name, off, prev_time, &rec->hdr,
 					     &rec->snaps[rec->nr_snaps]);
 			if (err)
 				goto fail;

@@ -16,6 +16,7 @@
 int mr_report_wss(const struct mr_rec *rec, uint32_t min_accesses, uint64_t **wss_bytes)
 {
 	uint64_t *w = calloc(rec->nr_snaps + 1, sizeof(*w));
+	uint64_t per_aggr = mr_rec_samples_per_aggr(&rec->hdr);
 	size_t i, k;
 
 	if (!w)
@@ -24,7 +25,10 @@ int mr_report_wss(const struct mr_rec *rec, uint32_t min_accesses, uint64_t **ws
 		for (k = 0; k < rec->snaps[i].nr_regions; k++) {
 			const struct mr_rec_region *r = &rec->snaps[i].regions[k];
 
-			if (r->nr_accesses >= min_accesses)
+			/* nr_accesses / nr_samples >= min_accesses / per_aggr: the threshold
+			 * scaled to the snapshot's samples (a partial one holds fewer) */
+			if ((uint64_t)r->nr_accesses * per_aggr >=
+			    (uint64_t)min_accesses * rec->snaps[i].nr_samples)
 				w[i] += r->end - r->start;
 		}
 	*wss_bytes = w;
@@ -110,7 +114,7 @@ int mr_heatmap_build(const struct mr_rec *rec, unsigned width, unsigned height,
 {
 	struct span *axis = NULL;
 	size_t nax = 0, i, k;
-	double *weight, max_acc;
+	double *weight;
 	uint64_t total;
 	int err;
 
@@ -155,18 +159,17 @@ int mr_heatmap_build(const struct mr_rec *rec, unsigned width, unsigned height,
 	for (i = 0; i < rec->nr_snaps; i++)
 		hm->snap_us[i] = rec->snaps[i].time_us;
 	hm->nr_snaps = rec->nr_snaps;
-	/* the most samples an aggregation interval can hold */
-	max_acc = (double)rec->hdr.attrs.aggr_us / (double)rec->hdr.attrs.sample_us;
-	if (max_acc < 1)
-		max_acc = 1;
-	hm->max_accesses = max_acc;
+	/* the colour scale's top: the most samples an aggregation interval holds
+	 * (cells are shares of each snapshot's own samples) */
+	hm->max_accesses = (double)mr_rec_samples_per_aggr(&rec->hdr);
 	for (i = 0; i < rec->nr_snaps; i++) {
 		unsigned col = (unsigned)(i * width / rec->nr_snaps);
 
 		for (k = 0; k < rec->snaps[i].nr_regions; k++) {
 			const struct mr_rec_region *r = &rec->snaps[i].regions[k];
 			const struct span *sp = find_span(axis, nax, r->start);
-			double freq = r->nr_accesses / max_acc;
+			/* over the snapshot's own samples: the last one may be partial */
+			double freq = mr_rec_access_share(&rec->snaps[i], r);
 			uint64_t a, b;
 			unsigned row;
 
@@ -174,8 +177,6 @@ int mr_heatmap_build(const struct mr_rec *rec, unsigned width, unsigned height,
 				continue;
 			a = sp->base + (r->start - sp->start);
 			b = a + (r->end - r->start);
-			if (freq > 1)
-				freq = 1;
 			for (row = (unsigned)((double)a * height / total); row < height; row++) {
 				double rs = (double)row * total / height, re = (double)(row + 1) * total / height;
 				double ov = fmin(re, (double)b) - fmax(rs, (double)a);

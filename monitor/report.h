@@ -10,8 +10,10 @@
 #include "monitor/record.h"
 
 /* "report.c" */
-/* Bytes of each snapshot's regions with nr_accesses >= @min_accesses (one value per
- * snapshot, malloc'd). */
+/* Bytes of each snapshot's regions accessed in at least @min_accesses samples per
+ * whole aggregation interval (one value per snapshot, malloc'd). A snapshot of fewer
+ * samples (the last, partial one) scales the threshold: a region counts when
+ * nr_accesses / nr_samples >= min_accesses / (aggr_us / sample_us). */
 int mr_report_wss(const struct mr_rec *rec, uint32_t min_accesses, uint64_t **wss_bytes);
 /* Nearest-rank percentile @pct (0..100) of @n sorted values. */
 uint64_t mr_report_percentile(const uint64_t *sorted, size_t n, unsigned pct);
@@ -31,8 +33,8 @@ struct mr_heatmap_band {
 
 /* A heatmap grid: @width columns of time by @height rows of address, with the gaps
  * between mapped ranges collapsed; cells hold access frequency in [0, 1] (nr_accesses
- * over the samples per aggregation interval), size-weighted. Snapshot i is in column
- * i * width / nr_snaps. */
+ * over the snapshot's nr_samples, so a partial last snapshot is not dimmer),
+ * size-weighted. Snapshot i is in column i * width / nr_snaps. */
 struct mr_heatmap {
 	unsigned width, height;
 	double *cells;			/* row-major, row 0 = lowest address */

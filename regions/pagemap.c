@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/proc.h"
 #include "common/root.h"
 #include "common/sys.h"
 #include "common/util.h"
@@ -19,7 +20,6 @@
 /* Documentation/admin-guide/mm/pagemap.rst: bit 63 present, bits 0-54 the frame. */
 #define PM_PRESENT	(UINT64_C(1) << 63)
 #define PM_PFN_MASK	((UINT64_C(1) << 55) - 1)
-#define PM_CHUNK	4096u	/* entries per read: 32 KiB */
 
 bool mr_pagemap_entry_present(uint64_t entry, uint64_t *pfn)
 {
@@ -136,67 +136,100 @@ static void add_phys(const struct mr_region_map *map, struct mr_where *w, uint64
 		w->node_bytes[r->node] += bytes;
 }
 
-/* 1 when every present page showed its frame, 0 when frames are hidden (not root). */
-static int where_pagemap(const struct mr_region_map *map, int pid, struct mr_where *w)
+int mr_pagemap_walk(int pid, uint64_t lo, uint64_t hi, unsigned flags,
+		    mr_pagemap_chunk_fn fn, void *arg)
 {
-	char maps_path[64], pm_path[64], line[4096];
 	uint64_t *buf, page = (uint64_t)sysconf(_SC_PAGESIZE);
-	int fd, ret = 1;
-	FILE *f;
+	struct mr_mapping *maps = NULL, *m;
+	char pm_path[64];
+	size_t nr_maps = 0;
+	int fd, ret;
 
-	mr_pathf(maps_path, sizeof(maps_path), "/proc/%d/maps", pid);
 	mr_pathf(pm_path, sizeof(pm_path), "/proc/%d/pagemap", pid);
-	f = mr_root_fopen(maps_path, "r");
-	if (!f)
-		return -errno;
+	ret = mr_proc_maps_read(pid, &maps, &nr_maps);
+	if (ret)
+		return ret;
 	fd = mr_root_open(pm_path, O_RDONLY);
 	if (fd < 0) {
-		fclose(f);
+		free(maps);
 		return fd;
 	}
-	buf = malloc(PM_CHUNK * sizeof(*buf));
+	buf = malloc(MR_PAGEMAP_CHUNK * sizeof(*buf));
 	if (!buf) {
 		ret = mr_error(-ENOMEM, "out of memory");
 		goto out;
 	}
-	while (ret == 1 && fgets(line, sizeof(line), f)) {
-		uint64_t start, end, vpn;
-		unsigned long long s, e;
+	for (m = maps; !ret && m < maps + nr_maps; m++) {
+		uint64_t vpn, end_vpn, s = m->start, e = m->end;
 
-		if (sscanf(line, "%llx-%llx", &s, &e) != 2 || e < s) {
-			ret = mr_error(-EINVAL, "%s: malformed line '%.60s'", maps_path, line);
-			break;
-		}
-		if (strstr(line, "[vsyscall]"))
-			continue;	/* not in the page tables */
-		start = s / page;
-		end = e / page;
-		for (vpn = start; vpn < end && ret == 1;) {
-			size_t want = end - vpn < PM_CHUNK ? (size_t)(end - vpn) : PM_CHUNK, i;
+		/* the kernel's own mappings are not the process's pages */
+		if (mr_mapping_is_special(m))
+			continue;
+		if ((flags & MR_PAGEMAP_SKIP_PROT_NONE) && mr_mapping_is_prot_none(m))
+			continue;
+		if (s < lo)
+			s = lo;
+		if (e > hi)
+			e = hi;
+		if (s >= e)
+			continue;
+		for (vpn = s / page, end_vpn = (e + page - 1) / page; vpn < end_vpn && !ret;) {
+			size_t want = end_vpn - vpn < MR_PAGEMAP_CHUNK ? (size_t)(end_vpn - vpn) :
+				      MR_PAGEMAP_CHUNK;
 			long n = mr_root_pread(fd, buf, want * 8, vpn * 8);
 
 			if (n < 0) {
-				ret = (int)n;
+				ret = mr_error((int)n, "%s: %s", pm_path, strerror((int)-n));
 				break;
 			}
 			if (n < 8)
-				break;	/* past the end of a fixture's file */
-			for (i = 0; i < (size_t)n / 8; i++) {
-				uint64_t pfn;
-
-				if (mr_pagemap_entry_pfn(buf[i], &pfn))
-					add_phys(map, w, pfn * page, page);
-				else if (buf[i] & PM_PRESENT)
-					ret = 0;	/* present, frame hidden */
-			}
+				goto out;	/* past the end of a fixture's file */
+			ret = fn(vpn * page, buf, (size_t)n / 8, arg);
 			vpn += (uint64_t)n / 8;
 		}
 	}
-	free(buf);
 out:
+	free(buf);
+	free(maps);
 	mr_sys_close(fd);
-	fclose(f);
 	return ret;
+}
+
+struct where_walk {
+	const struct mr_region_map *map;
+	struct mr_where *w;
+	uint64_t page_bytes;
+	bool hidden;		/* a present page showed no frame */
+};
+
+static int where_chunk(uint64_t vaddr, const uint64_t *e, size_t nr, void *arg)
+{
+	struct where_walk *ww = arg;
+	size_t i;
+
+	(void)vaddr;
+	for (i = 0; i < nr; i++) {
+		uint64_t pfn;
+
+		if (mr_pagemap_entry_pfn(e[i], &pfn))
+			add_phys(ww->map, ww->w, pfn * ww->page_bytes, ww->page_bytes);
+		else if (e[i] & PM_PRESENT) {
+			ww->hidden = true;	/* present, frame hidden */
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* 1 when every present page showed its frame, 0 when frames are hidden (not root). */
+static int where_pagemap(const struct mr_region_map *map, int pid, struct mr_where *w)
+{
+	struct where_walk ww = { map, w, (uint64_t)sysconf(_SC_PAGESIZE), false };
+	int ret = mr_pagemap_walk(pid, 0, UINT64_MAX, 0, where_chunk, &ww);
+
+	if (ww.hidden)
+		return 0;
+	return ret < 0 ? ret : 1;
 }
 
 int mr_where_pid(const struct mr_region_map *map, int pid, struct mr_where *w)

@@ -51,6 +51,21 @@ bool mr_pagemap_entry_present(uint64_t entry, uint64_t *pfn);
  * field (the caller names the file).
  */
 int mr_numa_maps_parse_line(const char *line, uint64_t node_bytes[MR_MAX_NODES]);
+/*
+ * Walk @pid's pagemap over its mappings (/proc/PID/maps) clipped to [@lo, @hi):
+ * one pread per MR_PAGEMAP_CHUNK entries, never one per page, and unmapped holes
+ * never read. With MR_PAGEMAP_SKIP_PROT_NONE, PROT_NONE mappings (reservations,
+ * guard areas: nothing there can be accessed) are skipped too. @fn gets each
+ * chunk: @nr entries for the pages from @vaddr on; non-zero from it stops the walk
+ * and is returned. 0 or -errno (mr_error set). A fixture's pagemap may end early:
+ * the walk stops there.
+ */
+#define MR_PAGEMAP_CHUNK 4096u		/* entries per pread: 32 KiB */
+#define MR_PAGEMAP_SKIP_PROT_NONE 1u
+typedef int (*mr_pagemap_chunk_fn)(uint64_t vaddr, const uint64_t *entries, size_t nr,
+				   void *arg);
+int mr_pagemap_walk(int pid, uint64_t lo, uint64_t hi, unsigned flags,
+		    mr_pagemap_chunk_fn fn, void *arg);
 /* Resident bytes of @pid by region: pagemap when its frames are visible, numa_maps
  * otherwise. 0 or -errno (mr_error set). Free with mr_where_destroy. */
 int mr_where_pid(const struct mr_region_map *map, int pid, struct mr_where *w);

@@ -39,3 +39,9 @@ if ENABLE_TESTS
 TESTS += tests/unit/man-help.sh tests/unit/completion.sh
 endif
 EXTRA_DIST += tests/unit/man-help.sh tests/unit/completion.sh
+
+# memregctl regions' table (units, totals, -z) against its own JSON on the fixtures.
+if ENABLE_TESTS
+TESTS += tests/unit/regions-table.sh
+endif
+EXTRA_DIST += tests/unit/regions-table.sh

@@ -350,6 +350,7 @@ int mr_cmd_control(int argc, char **argv)
 			_exit(127);
 		}
 		ctx.target.pid = child;
+		ctx.target.started = true;	/* memreg started it: consent (record's rule) */
 	}
 
 	/* DRAM energy for the metrics and the status: the best source here */

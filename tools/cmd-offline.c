@@ -11,7 +11,7 @@
 
 static void usage(FILE *f)
 {
-	fputs("Usage: memregctl offline REGION [--apply] [--timeout S] [--root DIR] [--mpst FILE]\n"
+	fputs("Usage: memregctl offline REGION [--apply] [--timeout TIME] [--root DIR] [--mpst FILE]\n"
 	      "Take the memory blocks of REGION offline: the kernel migrates the pages they\n"
 	      "hold to other memory, then stops using the blocks. Every block must be online\n"
 	      "in the Movable zone and inside the region, or nothing is done. If a block does\n"
@@ -20,7 +20,8 @@ static void usage(FILE *f)
 	      "(/var/lib/memreg/offline.state, or MEMREG_STATE_DIR), so `memregctl online\n"
 	      "--restore --apply` brings it back after a crash.\n\n"
 	      "  --apply             do it (default: print the plan)\n"
-	      "  --timeout S         time limit for the whole region, seconds (default 120)\n"
+	      "  --timeout TIME      time limit for the whole region (default 2m; 90s, 5m;\n"
+	      "                      a bare number is seconds)\n"
 	      "  --root DIR, --mpst FILE  as for memregctl regions\n"
 	      "  -h, --help          this text\n", f);
 }
@@ -48,10 +49,16 @@ int mr_cmd_offline(int argc, char **argv)
 	while ((c = mr_cli_getopt(argc, argv, "h", options)) != -1) {
 		switch (c) {
 		case 'a': apply = true; break;
-		case 't':
-			if (mr_parse_u64(optarg, &timeout_s) || !timeout_s || timeout_s > 86400)
-				return mr_cli_usage("offline", "--timeout: bad seconds '%s'", optarg);
+		case 't': {
+			uint64_t us;
+
+			if (mr_parse_duration_us(optarg, 1000000, &us) || us < 1000000 ||
+			    us > 86400000000ull)
+				return mr_cli_usage("offline", "--timeout: bad time '%s' (1s to 1d: "
+						    "90s, 2m)", optarg);
+			timeout_s = (us + 999999) / 1000000;
 			break;
+		}
 		case 'r': root = optarg; break;
 		case 'm': mpst = optarg; break;
 		case 'h':

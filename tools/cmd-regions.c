@@ -25,7 +25,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: memregctl regions [--root DIR] [--mpst FILE] [--source SOURCE]\n"
-		"                         [--region-size SIZE] [--no-occupancy] [--json]\n\n"
+		"                         [--region-size SIZE] [--no-occupancy] [-z] [--json]\n\n"
 		"Show the machine's memory power regions: their physical ranges, NUMA node,\n"
 		"power states (from the firmware's MPST), memory blocks and occupancy.\n\n"
 		"  --root DIR          read a captured machine under DIR (default: MEMREG_ROOT, or /)\n"
@@ -35,6 +35,7 @@ static void usage(FILE *f)
 		"  --region-size SIZE  slice size of the fixed source (default 512M; a multiple\n"
 		"                      of the page size, at least 64K)\n"
 		"  --no-occupancy      do not measure what the regions hold\n"
+		"  -z, --zero          hide regions that hold nothing (numastat -z)\n"
 		"  --json              one JSON object (fields: man memregctl-regions)\n"
 		"  -h, --help          this help\n");
 }
@@ -66,34 +67,94 @@ static void format_ids(const uint64_t *ids, unsigned nr, char *buf, size_t len)
 		snprintf(buf, len, "-");
 }
 
-/* "1 400mW 750ns PAX": state, power, exit latency, P(reserved) A(uto entry) X (auto exit). */
+/* "1 400 mW 750 ns PAX": state, power, exit latency, P(reserved) A(uto entry) X (auto exit). */
 static void format_state(const struct mr_power_state *s, char *buf, size_t len)
 {
 	if (!s->has_characteristics) {
 		snprintf(buf, len, "%u ?", s->state);
 		return;
 	}
-	snprintf(buf, len, "%u %" PRIu32 "mW %" PRIu64 "ns%s%s%s%s", s->state, s->average_power_mw,
+	snprintf(buf, len, "%u %" PRIu32 " mW %" PRIu64 " ns%s%s%s%s", s->state, s->average_power_mw,
 		 s->exit_latency_ns, s->flags ? " " : "",
 		 s->flags & MR_PSTATE_MEMORY_PRESERVED ? "P" : "",
 		 s->flags & MR_PSTATE_AUTO_ENTRY ? "A" : "",
 		 s->flags & MR_PSTATE_AUTO_EXIT ? "X" : "");
 }
 
-static void print_table(const struct mr_region_map *map)
+/*
+ * One unit per size column, as numastat keeps one: the largest binary unit in which
+ * the column's largest value is at least 1, and every row in it with one decimal.
+ */
+struct size_col {
+	unsigned shift;		/* 0 (B), 10 (KiB), 20 (MiB), ... */
+	char head[24];		/* "SIZE (GiB)" */
+};
+
+static void size_col_init(struct size_col *c, const char *name, uint64_t max_bytes)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	unsigned i = 0;
+
+	while (i + 1 < MR_ARRAY_SIZE(units) && max_bytes >> (10 * (i + 1)))
+		i++;
+	c->shift = 10 * i;
+	snprintf(c->head, sizeof(c->head), "%s (%s)", name, units[i]);
+}
+
+static const char *size_col_fmt(const struct size_col *c, uint64_t bytes, char *buf, size_t len)
+{
+	if (!c->shift)
+		snprintf(buf, len, "%" PRIu64, bytes);
+	else
+		snprintf(buf, len, "%.1f", (double)bytes / (double)(UINT64_C(1) << c->shift));
+	return buf;
+}
+
+/* -z hides regions that hold nothing (no used page); without occupancy, none. */
+static bool holds_nothing(const struct mr_region *r)
+{
+	return r->occ.granularity != MR_OCC_NONE && !r->occ.movable_bytes &&
+	       !r->occ.unmovable_bytes;
+}
+
+static void print_table(const struct mr_region_map *map, bool hide_empty)
 {
 	char range[48], size[24], node[16], state[64], blocks[48], occ[3][24];
+	uint64_t max[4] = { 0 }, total[4] = { 0 };
+	struct size_col col[4];
+	bool have_occ = false;
 	const struct mr_region *r;
-	unsigned i, lines;
+	unsigned i, lines, hidden = 0;
 
+	mr_for_each_region(map, r) {
+		const uint64_t v[4] = { r->size_bytes, r->occ.free_bytes, r->occ.movable_bytes,
+					r->occ.unmovable_bytes };
+
+		have_occ |= r->occ.granularity != MR_OCC_NONE;
+		for (i = 0; i < 4; i++) {
+			total[i] += v[i];
+			if (v[i] > max[i])
+				max[i] = v[i];
+		}
+	}
+	/* the unit of the largest row; the total row is in it too */
+	size_col_init(&col[0], "SIZE", max[0]);
+	size_col_init(&col[1], "FREE", max[1]);
+	size_col_init(&col[2], "MOVABLE", max[2]);
+	size_col_init(&col[3], "UNMOVABLE", max[3]);
 	printf("source: %s, %u region%s", mr_source_name(map->source), map->nr_regions,
 	       map->nr_regions == 1 ? "" : "s");
 	if (map->block_size_bytes)
 		printf(", memory blocks of %s", mr_format_size(map->block_size_bytes, size,
 								sizeof(size)));
-	printf("\n\n%3s  %-33s %10s %4s  %-24s %-14s %10s %10s %10s\n", "ID", "RANGE", "SIZE",
-	       "NODE", "POWER STATES", "BLOCKS", "FREE", "MOVABLE", "UNMOVABLE");
+	printf("\n\n%3s  %-33s %11s %4s  %-26s %-14s %11s %13s %15s\n", "ID", "RANGE",
+	       col[0].head, "NODE", "POWER STATES", "BLOCKS", col[1].head, col[2].head,
+	       col[3].head);
 	mr_for_each_region(map, r) {
+		if (hide_empty && holds_nothing(r)) {
+			hidden++;
+			continue;
+		}
 		lines = r->nr_ranges > r->nr_states ? r->nr_ranges : r->nr_states;
 		if (!lines)
 			lines = 1;
@@ -103,9 +164,9 @@ static void print_table(const struct mr_region_map *map)
 			snprintf(node, sizeof(node), "-");
 		format_ids(r->blocks, r->nr_blocks, blocks, sizeof(blocks));
 		if (r->occ.granularity != MR_OCC_NONE) {
-			mr_format_size(r->occ.free_bytes, occ[0], sizeof(occ[0]));
-			mr_format_size(r->occ.movable_bytes, occ[1], sizeof(occ[1]));
-			mr_format_size(r->occ.unmovable_bytes, occ[2], sizeof(occ[2]));
+			size_col_fmt(&col[1], r->occ.free_bytes, occ[0], sizeof(occ[0]));
+			size_col_fmt(&col[2], r->occ.movable_bytes, occ[1], sizeof(occ[1]));
+			size_col_fmt(&col[3], r->occ.unmovable_bytes, occ[2], sizeof(occ[2]));
 		} else {
 			strcpy(occ[0], "-");
 			strcpy(occ[1], "-");
@@ -124,13 +185,28 @@ static void print_table(const struct mr_region_map *map)
 			else
 				strcpy(state, i ? "" : "-");
 			if (i == 0)
-				printf("%3u  %-33s %10s %4s  %-24s %-14s %10s %10s %10s\n", r->id, range,
-				       mr_format_size(r->size_bytes, size, sizeof(size)), node,
-				       state, blocks, occ[0], occ[1], occ[2]);
+				printf("%3u  %-33s %11s %4s  %-26s %-14s %11s %13s %15s\n", r->id,
+				       range, size_col_fmt(&col[0], r->size_bytes, size, sizeof(size)),
+				       node, state, blocks, occ[0], occ[1], occ[2]);
 			else
-				printf("%3s  %-33s %10s %4s  %s\n", "", range, "", "", state);
+				printf("%3s  %-33s %11s %4s  %s\n", "", range, "", "", state);
 		}
 	}
+	if (have_occ) {
+		size_col_fmt(&col[1], total[1], occ[0], sizeof(occ[0]));
+		size_col_fmt(&col[2], total[2], occ[1], sizeof(occ[1]));
+		size_col_fmt(&col[3], total[3], occ[2], sizeof(occ[2]));
+	} else {
+		strcpy(occ[0], "-");
+		strcpy(occ[1], "-");
+		strcpy(occ[2], "-");
+	}
+	printf("%-38s %11s %4s  %-26s %-14s %11s %13s %15s\n", "total",
+	       size_col_fmt(&col[0], total[0], size, sizeof(size)), "", "", "", occ[0], occ[1],
+	       occ[2]);
+	if (hidden)
+		printf("\n%u region%s holding nothing not shown (-z)\n", hidden,
+		       hidden == 1 ? "" : "s");
 	printf("\nNODE *: a node without CPUs. POWER STATES: state, average power, exit latency;\n"
 	       "P memory preserved, A entered by the platform itself, X left by itself.\n");
 	if (map->nr_regions && map->regions[0].occ.granularity == MR_OCC_PAGE)
@@ -257,19 +333,20 @@ int mr_cmd_regions(int argc, char **argv)
 		{ "root", required_argument, NULL, 'r' },
 		{ "mpst", required_argument, NULL, 'm' },
 		{ "source", required_argument, NULL, 's' },
-		{ "region-size", required_argument, NULL, 'z' },
+		{ "region-size", required_argument, NULL, 'G' },
 		{ "no-occupancy", no_argument, NULL, 'O' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "zero", no_argument, NULL, 'z' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct mr_discover_opts opts = { .source = MR_SOURCE_AUTO, .occupancy = true };
 	const char *root = NULL;
 	struct mr_region_map map;
-	bool json = false;
+	bool json = false, hide_empty = false;
 	int c;
 
-	while ((c = mr_cli_getopt(argc, argv, "h", options)) != -1) {
+	while ((c = mr_cli_getopt(argc, argv, "zh", options)) != -1) {
 		switch (c) {
 		case 'r':
 			root = optarg;
@@ -281,7 +358,7 @@ int mr_cmd_regions(int argc, char **argv)
 			if (mr_source_parse(optarg, &opts.source))
 				return mr_cli_usage("regions", "%s", mr_last_error());
 			break;
-		case 'z':
+		case 'G':
 			if (mr_parse_size(optarg, &opts.region_size_bytes))
 				return mr_cli_usage("regions", "--region-size: bad size '%s' "
 						    "(e.g. 512M, 1G)", optarg);
@@ -293,6 +370,9 @@ int mr_cmd_regions(int argc, char **argv)
 			break;
 		case 'j':
 			json = true;
+			break;
+		case 'z':
+			hide_empty = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -310,7 +390,7 @@ int mr_cmd_regions(int argc, char **argv)
 	if (json)
 		print_json(&map);
 	else
-		print_table(&map);
+		print_table(&map, hide_empty);
 	mr_region_map_destroy(&map);
 	return mr_cli_finish(MR_EXIT_OK);
 }

@@ -3,7 +3,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@
 
 #include <json-c/json.h>
 
+#include "common/proc.h"
 #include "common/root.h"
 #include "monitor/record.h"
 #include "monitor/report.h"
@@ -37,8 +37,9 @@ static void usage(FILE *f)
 	      "wss      working-set size percentiles over the snapshots: bytes of regions\n"
 	      "         accessed at least --min-accesses times (default 1) per aggregation\n"
 	      "regions  access rate per memory power region (the region map joined with\n"
-	      "         physical addresses: a --phys record, or for a process record that\n"
-	      "         is still running, its pagemap PFNs where readable)\n"
+	      "         physical addresses: a --phys record, or for a process record, the\n"
+	      "         recorded process itself still running - not a later one with its\n"
+	      "         pid - and its pagemap PFNs, which only root reads)\n"
 	      "raw      every snapshot, one region a line\n\n"
 	      "Options:\n"
 	      "  -f, --format F       heatmap format: svg, png or term (where -o's name\n"
@@ -224,15 +225,16 @@ static int report_raw(const struct mr_rec *rec)
 	char buf[256];
 	size_t i, k;
 
-	printf("# %s; backend %s; attrs %" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u,%u%s\n",
-	       scope(rec, buf, sizeof(buf)), rec->hdr.backend, rec->hdr.attrs.sample_us,
+	printf("# %s; backend %s; format version %u; attrs %" PRIu64 ",%" PRIu64 ",%" PRIu64
+	       ",%u,%u%s\n", scope(rec, buf, sizeof(buf)), rec->hdr.backend, rec->hdr.version,
+	       rec->hdr.attrs.sample_us,
 	       rec->hdr.attrs.aggr_us, rec->hdr.attrs.update_us, rec->hdr.attrs.min_nr_regions,
 	       rec->hdr.attrs.max_nr_regions, rec->truncated ? "; torn last chunk dropped" : "");
 	if (rec->note)
 		printf("# note: %s\n", rec->note);
 	for (i = 0; i < rec->nr_snaps; i++) {
-		printf("snapshot %zu time_us %" PRIu64 " regions %zu\n", i, rec->snaps[i].time_us,
-		       rec->snaps[i].nr_regions);
+		printf("snapshot %zu time_us %" PRIu64 " regions %zu samples %" PRIu32 "\n", i,
+		       rec->snaps[i].time_us, rec->snaps[i].nr_regions, rec->snaps[i].nr_samples);
 		for (k = 0; k < rec->snaps[i].nr_regions; k++) {
 			const struct mr_rec_region *r = &rec->snaps[i].regions[k];
 
@@ -243,15 +245,124 @@ static int report_raw(const struct mr_rec *rec)
 	return mr_cli_finish(MR_EXIT_OK);
 }
 
-/* Virtual page -> PFN of a live process through its pagemap @fd, 0 when not readable
- * or not present (read errors are ignored: the page is just not attributed). */
-static uint64_t pfn_of(int fd, uint64_t vaddr, uint64_t page_bytes)
+/* Whether the running process @rec->hdr.pid is the one recorded, not a later one
+ * that reuses its pid. Version 2 records carry the process's start time; for the
+ * others, a process that started after the record did cannot be the recorded one
+ * (whole seconds on both sides: two seconds of slack). 0 or -ESRCH, mr_error set. */
+static int same_recorded_process(const struct mr_rec *rec)
 {
-	uint64_t e = 0, pfn;
+	pid_t pid = rec->hdr.pid;
+	uint64_t ticks, btime_s = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	char *stat = NULL, *b;
+	int err;
 
-	if (mr_root_pread(fd, &e, sizeof(e), vaddr / page_bytes * sizeof(e)) != sizeof(e))
+	if (rec->hdr.target_starttime_ticks)
+		return mr_proc_same(pid, rec->hdr.target_starttime_ticks);
+	err = mr_proc_starttime(pid, &ticks);
+	if (err || !rec->hdr.start_unix_ns)
+		return err;
+	err = mr_root_read_file("/proc/stat", 1 << 20, &stat, NULL);
+	if (err)
+		return err;
+	b = strstr(stat, "\nbtime ");
+	if (!b || sscanf(b, "\nbtime %" SCNu64, &btime_s) != 1) {
+		free(stat);
+		return mr_error(-EINVAL, "/proc/stat: no btime line");
+	}
+	free(stat);
+	if (btime_s + ticks / (uint64_t)(hz > 0 ? hz : 100) > rec->hdr.start_unix_ns / 1000000000u + 2)
+		return mr_error(-ESRCH, "pid %d started after the record did: it is another "
+				"process now", (int)pid);
+	return 0;
+}
+
+/* A run of virtual pages [start, end) of the live process whose frames all lie in
+ * power region @id (or in none: @id is the map's region count). */
+struct place_run {
+	uint64_t start, end;
+	unsigned id;
+};
+
+struct placement {
+	const struct mr_region_map *map;
+	uint64_t page_bytes;
+	struct place_run *runs;
+	size_t nr, cap;
+	bool hidden;		/* a present page read PFN 0 */
+};
+
+static int place_chunk(uint64_t vaddr, const uint64_t *e, size_t nr, void *arg)
+{
+	struct placement *pl = arg;
+	size_t i;
+
+	for (i = 0; i < nr; i++, vaddr += pl->page_bytes) {
+		const struct mr_region *reg;
+		struct place_run *last = pl->nr ? &pl->runs[pl->nr - 1] : NULL;
+		uint64_t pfn;
+		unsigned id;
+
+		if (!mr_pagemap_entry_present(e[i], &pfn))
+			continue;	/* never touched, or swapped out */
+		if (!pfn) {
+			pl->hidden = true;
+			return 1;	/* no use reading on: nothing can be placed */
+		}
+		reg = mr_region_of_phys(pl->map, pfn * pl->page_bytes);
+		id = reg ? (unsigned)(reg - pl->map->regions) : pl->map->nr_regions;
+		if (last && last->end == vaddr && last->id == id) {
+			last->end += pl->page_bytes;
+			continue;
+		}
+		if (pl->nr == pl->cap) {
+			size_t cap = pl->cap ? 2 * pl->cap : 256;
+			struct place_run *r = realloc(pl->runs, cap * sizeof(*r));
+
+			if (!r)
+				return mr_error(-ENOMEM, "out of memory");
+			pl->runs = r;
+			pl->cap = cap;
+		}
+		pl->runs[pl->nr++] = (struct place_run){ vaddr, vaddr + pl->page_bytes, id };
+	}
+	return 0;
+}
+
+/*
+ * Where the pages of the running process @pid between the lowest and the highest
+ * address of @rec lie now: one walk of its pagemap over its mappings (chunked,
+ * PROT_NONE and unmapped holes skipped), so a record whose regions span a huge
+ * reservation costs what the process has mapped, once, not a read per page per
+ * snapshot. -EPERM when PFNs are hidden: every region would look idle.
+ */
+static int place_process(const struct mr_rec *rec, const struct mr_region_map *map,
+			 struct placement *pl)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	size_t i;
+	int err;
+
+	for (i = 0; i < rec->nr_snaps; i++)
+		if (rec->snaps[i].nr_regions) {
+			const struct mr_rec_snapshot *s = &rec->snaps[i];
+
+			if (s->regions[0].start < lo)
+				lo = s->regions[0].start;
+			if (s->regions[s->nr_regions - 1].end > hi)
+				hi = s->regions[s->nr_regions - 1].end;
+		}
+	memset(pl, 0, sizeof(*pl));
+	pl->map = map;
+	pl->page_bytes = (uint64_t)sysconf(_SC_PAGESIZE);
+	if (lo >= hi)
 		return 0;
-	return mr_pagemap_entry_pfn(e, &pfn) ? pfn : 0;
+	err = mr_pagemap_walk(rec->hdr.pid, lo, hi, MR_PAGEMAP_SKIP_PROT_NONE, place_chunk, pl);
+	if (pl->hidden)
+		return mr_error(-EPERM, "pid %d's pagemap shows its pages without frame numbers "
+				"(the kernel shows PFNs only to CAP_SYS_ADMIN): every power region "
+				"would look idle", (int)rec->hdr.pid);
+	return err < 0 ? err : 0;
 }
 
 /* Add @bytes accessed at @freq to power region @r's totals and this snapshot's. */
@@ -263,49 +374,72 @@ static void account(const struct mr_region *r, uint64_t bytes, double freq,
 	snap_acc[r->id] += freq * (double)bytes;
 }
 
+/* Account the part of [start, end) that the live process has in memory, by the
+ * power region its frames lie in. */
+static void account_placed(const struct placement *pl, uint64_t start, uint64_t end, double freq,
+			   double *acc, double *seen, double *snap_acc)
+{
+	size_t lo = 0, hi = pl->nr;
+
+	while (lo < hi) {	/* the first run that ends after @start */
+		size_t mid = (lo + hi) / 2;
+
+		if (pl->runs[mid].end <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < pl->nr && pl->runs[lo].start < end; lo++) {
+		const struct place_run *r = &pl->runs[lo];
+		uint64_t a = r->start > start ? r->start : start, b = r->end < end ? r->end : end;
+
+		if (a < b && r->id < pl->map->nr_regions)
+			account(&pl->map->regions[r->id], b - a, freq, acc, seen, snap_acc);
+	}
+}
+
 static int report_regions(const struct mr_rec *rec, bool json)
 {
 	struct mr_discover_opts dopts = { 0 };
 	struct mr_region_map map;
-	int pm_fd = -1;
-	uint64_t page_bytes = (uint64_t)sysconf(_SC_PAGESIZE);
-	double *acc, *seen, *snap_acc, max_acc;
+	struct placement pl = { 0 };
+	bool process = rec->hdr.kind == MR_MON_TARGET_PROCESS;
+	double *acc, *seen, *snap_acc;
 	unsigned *idle_snaps;
 	size_t i, k;
 	char buf[256];
 	const struct mr_region *reg;
+	int err = 0;
 
-	if (rec->hdr.kind == MR_MON_TARGET_PROCESS) {
-		char path[64];
-
-		mr_pathf(path, sizeof(path), "/proc/%d/pagemap", rec->hdr.pid);
-		pm_fd = rec->hdr.pid > 0 ? mr_root_open(path, O_RDONLY) : -1;
-		if (pm_fd < 0)
-			return mr_cli_fail("%s record of pid %d: per-region rates need physical "
-					   "addresses; the process is gone or its pagemap unreadable "
-					   "(record with --phys, or report while it runs, as root)",
-					   "process-scoped", rec->hdr.pid);
-	}
-	if (mr_region_map_discover(&map, &dopts)) {
-		if (pm_fd >= 0)
-			close(pm_fd);
+	if (process && rec->hdr.pid <= 0)
+		return mr_cli_fail("process-scoped record without a pid: per-region rates need "
+				   "physical addresses (record with --phys)");
+	if (process)
+		err = same_recorded_process(rec);
+	if (err)
+		goto process_fail;
+	if (mr_region_map_discover(&map, &dopts))
 		return mr_cli_fail("%s", mr_last_error());
+	if (process) {
+		err = place_process(rec, &map, &pl);
+		if (err) {
+			free(pl.runs);
+			mr_region_map_destroy(&map);
+			goto process_fail;
+		}
 	}
 	acc = calloc(map.nr_regions + 1, sizeof(double));
 	seen = calloc(map.nr_regions + 1, sizeof(double));
 	snap_acc = calloc(map.nr_regions + 1, sizeof(double));
 	idle_snaps = calloc(map.nr_regions + 1, sizeof(unsigned));
-	max_acc = (double)rec->hdr.attrs.aggr_us / (double)rec->hdr.attrs.sample_us;
-	if (max_acc < 1)
-		max_acc = 1;
 	for (i = 0; acc && seen && snap_acc && idle_snaps && i < rec->nr_snaps; i++) {
 		memset(snap_acc, 0, (map.nr_regions + 1) * sizeof(double));
 		for (k = 0; k < rec->snaps[i].nr_regions; k++) {
 			const struct mr_rec_region *r = &rec->snaps[i].regions[k];
-			double freq = r->nr_accesses / max_acc > 1 ? 1 : r->nr_accesses / max_acc;
-			uint64_t a;
+			/* over the snapshot's own samples: the last one may be partial */
+			double freq = mr_rec_access_share(&rec->snaps[i], r);
 
-			if (pm_fd < 0) {
+			if (!process) {
 				/* physical: split the region at power-region boundaries page by page
 				 * would be slow for big regions; step through the map's ranges */
 				mr_for_each_region(&map, reg) {
@@ -322,22 +456,13 @@ static int report_regions(const struct mr_rec *rec, bool json)
 				}
 				continue;
 			}
-			for (a = r->start; a < r->end; a += page_bytes) {
-				uint64_t pfn = pfn_of(pm_fd, a, page_bytes);
-
-				if (!pfn)
-					continue;
-				reg = mr_region_of_phys(&map, pfn * page_bytes);
-				if (reg)
-					account(reg, page_bytes, freq, acc, seen, snap_acc);
-			}
+			account_placed(&pl, r->start, r->end, freq, acc, seen, snap_acc);
 		}
 		mr_for_each_region(&map, reg)
 			if (snap_acc[reg->id] == 0)
 				idle_snaps[reg->id]++;
 	}
-	if (pm_fd >= 0)
-		close(pm_fd);
+	free(pl.runs);
 	if (!acc || !seen || !snap_acc || !idle_snaps) {
 		free(acc), free(seen), free(snap_acc), free(idle_snaps);
 		mr_region_map_destroy(&map);
@@ -397,6 +522,11 @@ static int report_regions(const struct mr_rec *rec, bool json)
 	free(acc), free(seen), free(snap_acc), free(idle_snaps);
 	mr_region_map_destroy(&map);
 	return mr_cli_finish(MR_EXIT_OK);
+process_fail:
+	mr_error_wrap(err, "process-scoped record of pid %d: per-region rates need its "
+		      "physical pages, read from its pagemap while it runs, as root (or a "
+		      "--phys record)", rec->hdr.pid);
+	return mr_cli_fail("%s", mr_last_error());
 }
 
 int mr_cmd_report(int argc, char **argv)
@@ -418,8 +548,7 @@ int mr_cmd_report(int argc, char **argv)
 	struct mr_rec rec;
 	int c, ret;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
+	while ((c = mr_cli_getopt(argc, argv, "f:o:h", opts)) != -1) {
 		switch (c) {
 		case 'f': fmt = optarg; break;
 		case 'o': out = optarg; break;
@@ -438,7 +567,7 @@ int mr_cmd_report(int argc, char **argv)
 		case 'j': json = true; break;
 		case 'r': root = optarg; break;
 		case 'h': usage(stdout); return mr_cli_finish(MR_EXIT_OK);
-		default: return mr_cli_usage(argv[0], "unknown option");
+		default: return MR_EXIT_USAGE;
 		}
 	}
 	if (argc - optind != 2)

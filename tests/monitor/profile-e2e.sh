@@ -32,7 +32,7 @@ while ! grep -q '^ready' "$tmp/learn"; do
 	[ $i -lt 300 ] || { echo "profile-prog never got ready" >&2; exit 99; }
 	sleep 0.1
 done
-"$CTL" record -b refs -a 50000,500000,1000000,150000,300000 -d 6 -o "$tmp/rec" --pid "$pid" \
+"$CTL" record -b refs --apply -a 50000,500000,1000000,150000,300000 -d 6 -o "$tmp/rec" --pid "$pid" \
 	2>"$tmp/rec.log" || { cat "$tmp/rec.log" >&2; exit 99; }
 wait "$pid" || fail "learning run exited $?"
 pid=

@@ -16,7 +16,7 @@ fi
 pid=$!
 trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 sleep 1
-"$ctl" record -b refs -a 100000,500000,2000000 -d 2 --pid $pid -o "$tmp/live.rec" 2>"$tmp/err" ||
+"$ctl" record -b refs --apply -a 100000,500000,2000000 -d 2 --pid $pid -o "$tmp/live.rec" 2>"$tmp/err" ||
 	{ cat "$tmp/err"; fail "record"; }
 "$ctl" report regions --json "$tmp/live.rec" >"$tmp/out.json" 2>"$tmp/err"
 rc=$?

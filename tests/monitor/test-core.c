@@ -1,5 +1,6 @@
 /* Unit tests of the monitor core: adaptive regions (merge, age, split, target
- * ranges) against DAMON's rules. Addresses in the diagrams are in pages. */
+ * ranges) against DAMON's rules, and the sampling loop over a fake backend.
+ * Addresses in the diagrams are in pages. */
 #include "config.h"
 
 #include <setjmp.h>
@@ -10,6 +11,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <errno.h>
+#include <signal.h>
 
 #include "common/util.h"
 #include "monitor/monitor.h"
@@ -314,6 +317,150 @@ static void test_attrs_parse(void **state)
 	assert_int_not_equal(mr_mon_attrs_parse(",,,10,15", &a), 0);		/* max < 2 min */
 	assert_int_not_equal(mr_mon_attrs_parse(",,,", &a), 0);
 	assert_int_equal(a.sample_us, 10000);	/* failures leave it alone */
+	/* intervals with units, as damo writes them; bare numbers stay microseconds */
+	assert_int_equal(mr_mon_attrs_parse("5ms,100ms,1s", &a), 0);
+	assert_int_equal(a.sample_us, 5000);
+	assert_int_equal(a.aggr_us, 100000);
+	assert_int_equal(a.update_us, 1000000);
+	assert_int_equal(mr_mon_attrs_parse("0.5s,2s,4s", &a), 0);
+	assert_int_equal(a.sample_us, 500000);
+	assert_int_equal(a.aggr_us, 2000000);
+	assert_int_not_equal(mr_mon_attrs_parse("5xs", &a), 0);
+	assert_string_equal(mr_last_error(), "attributes '5xs': '5xs' is not a time "
+			    "(5ms, 100ms, 1s; bare: microseconds)");
+	assert_int_not_equal(mr_mon_attrs_parse(",,,10ms,", &a), 0);	/* a count is a count */
+}
+
+/* ---- the sampling loop over a fake backend: the last, partial interval ---- */
+
+/* The fake target: [0, 64 pages), every page accessed in every sample. It "ends"
+ * (check returns -ESRCH) or is stopped (*ctx->stop) after fake_nr_checks samples. */
+static unsigned fake_checks, fake_nr_checks;
+static bool fake_stop_instead;
+static volatile sig_atomic_t fake_stop_flag;
+
+static int fake_ranges(struct mr_mon_ctx *ctx, struct mr_mon_range **ranges, size_t *nr)
+{
+	*ranges = malloc(sizeof(**ranges));
+	assert_non_null(*ranges);
+	(*ranges)[0] = (struct mr_mon_range){ 0, 64 * P };
+	*nr = 1;
+	return 0;
+}
+
+static int fake_check(struct mr_mon_ctx *ctx, uint32_t *max_nr)
+{
+	size_t i;
+
+	if (fake_checks == fake_nr_checks) {
+		if (!fake_stop_instead)
+			return -ESRCH;	/* the target exited */
+		fail_msg("sampled after the stop");
+	}
+	fake_checks++;
+	*max_nr = 0;
+	for (i = 0; i < ctx->target.nr_regions; i++) {
+		ctx->target.regions[i].nr_accesses++;
+		if (ctx->target.regions[i].nr_accesses > *max_nr)
+			*max_nr = ctx->target.regions[i].nr_accesses;
+	}
+	if (fake_stop_instead && fake_checks == fake_nr_checks)
+		fake_stop_flag = SIGTERM;	/* as record's signal handler does */
+	return 0;
+}
+
+static const struct mr_mon_ops fake_ops = {
+	.name = "fake",
+	.default_attrs = { .sample_us = 1000, .aggr_us = 10000000, .update_us = 20000000,
+			   .min_nr_regions = 3, .max_nr_regions = 12 },
+	.ranges = fake_ranges,
+	.check = fake_check,
+};
+
+#define MAX_SNAPS 64
+static struct { uint64_t time_us; uint32_t nr_samples, min_nr, max_nr; } snaps[MAX_SNAPS];
+static size_t nr_snaps;
+
+static int record_snapshot(struct mr_mon_ctx *ctx, uint64_t time_us, void *arg)
+{
+	size_t i;
+
+	assert_true(nr_snaps < MAX_SNAPS);
+	snaps[nr_snaps].time_us = time_us;
+	snaps[nr_snaps].nr_samples = ctx->aggr_nr_samples;
+	snaps[nr_snaps].min_nr = UINT32_MAX;
+	snaps[nr_snaps].max_nr = 0;
+	for (i = 0; i < ctx->target.nr_regions; i++) {
+		uint32_t n = ctx->target.regions[i].nr_accesses;
+
+		if (n < snaps[nr_snaps].min_nr)
+			snaps[nr_snaps].min_nr = n;
+		if (n > snaps[nr_snaps].max_nr)
+			snaps[nr_snaps].max_nr = n;
+	}
+	nr_snaps++;
+	return 0;
+}
+
+static void run_fake(uint64_t aggr_us, unsigned nr_checks, bool stop)
+{
+	struct mr_mon_ctx ctx;
+
+	fake_checks = 0;
+	fake_nr_checks = nr_checks;
+	fake_stop_instead = stop;
+	fake_stop_flag = 0;
+	nr_snaps = 0;
+	mr_mon_ctx_init(&ctx, &fake_ops);
+	ctx.attrs.aggr_us = aggr_us;
+	ctx.stop = &fake_stop_flag;
+	ctx.target.kind = MR_MON_TARGET_PROCESS;
+	ctx.target.pid = 0;	/* no liveness polling: the fake says when it ends */
+	assert_int_equal(mr_mon_run(&ctx, record_snapshot, NULL), 0);
+	assert_int_equal(ctx.nr_samples, nr_checks);
+	mr_mon_ctx_destroy(&ctx);
+}
+
+/* A target that ends 3 samples into a 10 s aggregation interval (a program shorter
+ * than one interval): one snapshot of 3 samples, every region accessed in all 3. */
+static void test_run_short_target(void **state)
+{
+	run_fake(10000000, 3, false);
+	assert_int_equal(nr_snaps, 1);
+	assert_int_equal(snaps[0].nr_samples, 3);
+	assert_int_equal(snaps[0].min_nr, 3);
+	assert_int_equal(snaps[0].max_nr, 3);
+}
+
+/* A stop (SIGTERM, SIGINT, --duration) inside the first interval: the same. */
+static void test_run_stopped(void **state)
+{
+	run_fake(10000000, 4, true);
+	assert_int_equal(nr_snaps, 1);
+	assert_int_equal(snaps[0].nr_samples, 4);
+	assert_int_equal(snaps[0].min_nr, 4);
+}
+
+/* Ending inside a later interval: whole intervals first, then the partial one with
+ * the rest of the samples; no sample lost or counted twice. How many samples a
+ * whole interval holds depends on the scheduler, so only the sums are exact. */
+static void test_run_ends_mid_interval(void **state)
+{
+	uint64_t total = 0;
+	size_t i;
+
+	run_fake(5000, 13, false);
+	assert_true(nr_snaps >= 2);
+	for (i = 0; i < nr_snaps; i++) {
+		assert_true(snaps[i].nr_samples > 0);
+		/* every region accessed in every sample of its snapshot */
+		assert_int_equal(snaps[i].min_nr, snaps[i].nr_samples);
+		assert_int_equal(snaps[i].max_nr, snaps[i].nr_samples);
+		if (i)
+			assert_true(snaps[i].time_us >= snaps[i - 1].time_us);
+		total += snaps[i].nr_samples;
+	}
+	assert_int_equal(total, 13);
 }
 
 int main(void)
@@ -325,6 +472,9 @@ int main(void)
 		cmocka_unit_test(test_init_regions),
 		cmocka_unit_test(test_aggregate_limit),
 		cmocka_unit_test(test_attrs_parse),
+		cmocka_unit_test(test_run_short_target),
+		cmocka_unit_test(test_run_stopped),
+		cmocka_unit_test(test_run_ends_mid_interval),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,14 +22,18 @@ static const struct {
 	struct mr_mon_damon_trace_rec rec;
 } cases[] = {
 	{ PFX "target_id=0 nr_regions=3 94251231023104-94251231293440: 12 4", 1,
-	  { 0, 3, 94251231023104u, 94251231293440u, 12, 4 } },
+	  { 1234, 0, 3, 94251231023104u, 94251231293440u, 12, 4 } },
 	/* paddr: physical addresses, a large age; irqs-info columns differ */
 	{ "  kdamond.0-77 [000] d..1. 5.000001: damon_aggregated: target_id=0 "
 	  "nr_regions=1000 4294967296-4299161600: 0 4294967295", 1,
-	  { 0, 1000, 4294967296u, 4299161600u, 0, 4294967295u } },
-	/* without the task/cpu columns (a trace option turned off) */
+	  { 77, 0, 1000, 4294967296u, 4299161600u, 0, 4294967295u } },
+	/* a comm with '-' and a space: the pid follows the last '-' before " [" */
+	{ " my-kdamond x-12-4321 [003] ..... 9.5: damon_aggregated: target_id=1 "
+	  "nr_regions=2 4096-8192: 3 1", 1,
+	  { 4321, 1, 2, 4096, 8192, 3, 1 } },
+	/* without the task/cpu columns (a trace option turned off): pid unknown */
 	{ " damon_aggregated: target_id=2 nr_regions=10 4096-8192: 20 0\r", 1,
-	  { 2, 10, 4096, 8192, 20, 0 } },
+	  { 0, 2, 10, 4096, 8192, 20, 0 } },
 	/* not our event: ignored */
 	{ "CPU:1 [LOST 342 EVENTS]", 0, { 0 } },
 	{ "", 0, { 0 } },
@@ -64,6 +68,7 @@ static void test_parse_table(void **state)
 				 cases[i].ret);
 		if (ret != 1)
 			continue;
+		assert_int_equal(r.pid, cases[i].rec.pid);
 		assert_int_equal(r.target_id, cases[i].rec.target_id);
 		assert_int_equal(r.nr_regions, cases[i].rec.nr_regions);
 		assert_int_equal(r.start, cases[i].rec.start);
@@ -149,6 +154,43 @@ static void test_agg_broken_runs(void **state)
 	mr_mon_damon_trace_agg_destroy(&agg);
 }
 
+/*
+ * Another kdamond (damon_stat's, someone's sysfs one) emits the same event into
+ * every instance that enabled it, with the same target_id=0. Only our kdamond's
+ * (pid 1234) count; theirs (pid 999) neither enter our snapshot nor break our run:
+ *
+ *   ours:   [4096,8192) 1   [8192,16384) 2        -> the snapshot
+ *   theirs: [4096,65536) 50, interleaved           -> ignored, counted
+ */
+static void test_agg_own_kdamond_only(void **state)
+{
+#define THEIRS "       kdamond.1-999     [000] .....   812.345678: damon_aggregated: "
+	static const char mixed[] =
+		PFX "target_id=0 nr_regions=2 4096-8192: 1 0\n"
+		THEIRS "target_id=0 nr_regions=1 4096-65536: 50 3\n"
+		PFX "target_id=0 nr_regions=2 8192-16384: 2 0\n"
+		THEIRS "target_id=0 nr_regions=1 4096-65536: 51 4\n"
+		" damon_aggregated: target_id=0 nr_regions=1 4096-65536: 52 5\n";
+#undef THEIRS
+	struct mr_mon_damon_trace_agg agg;
+
+	(void)state;
+	mr_mon_damon_trace_agg_init(&agg);
+	agg.pid = 1234;
+	assert_int_equal(mr_mon_damon_trace_feed(&agg, mixed, sizeof(mixed) - 1), 0);
+	assert_int_equal(agg.nr_complete, 1);
+	assert_int_equal(agg.nr_dropped, 0);
+	assert_int_equal(agg.nr_foreign, 3);
+	assert_int_equal(agg.nr_last, 2);
+	assert_int_equal(agg.last[0].start, 4096);
+	assert_int_equal(agg.last[0].end, 8192);
+	assert_int_equal(agg.last[0].nr_accesses, 1);
+	assert_int_equal(agg.last[1].start, 8192);
+	assert_int_equal(agg.last[1].end, 16384);
+	assert_int_equal(agg.last[1].nr_accesses, 2);
+	mr_mon_damon_trace_agg_destroy(&agg);
+}
+
 static void test_agg_bad_input(void **state)
 {
 	static const char bad[] = PFX "target_id=0 nr_regions=1 4096-8192: 1\n";
@@ -171,6 +213,7 @@ int main(void)
 		cmocka_unit_test(test_parse_table),
 		cmocka_unit_test(test_agg_split_reads),
 		cmocka_unit_test(test_agg_broken_runs),
+		cmocka_unit_test(test_agg_own_kdamond_only),
 		cmocka_unit_test(test_agg_bad_input),
 	};
 

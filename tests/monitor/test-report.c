@@ -43,6 +43,7 @@ static void rec_init(struct test_rec *t, enum mr_mon_target_kind kind, size_t nr
 	t->rec.nr_snaps = nr_snaps;
 	for (i = 0; i < nr_snaps; i++) {
 		t->snaps[i].time_us = time_us[i];
+		t->snaps[i].nr_samples = 10;	/* whole aggregations */
 		t->snaps[i].regions = t->regions[i];
 		t->snaps[i].nr_regions = nr_regions;
 		for (k = 0; k < nr_regions; k++) {

@@ -6,7 +6,7 @@ wss_check() {
 	ctl=$top_builddir/tools/memregctl
 	gen=$top_builddir/monitor/memreg-accessgen
 	rec=$(mktemp /tmp/mr-wss-XXXXXX.rec)
-	trap 'rm -f "$rec"' EXIT
+	trap 'rm -f "$rec" "$rec.old"' EXIT	# record keeps a previous file as .old
 	if ! "$ctl" record -b refs -a "$attrs" -o "$rec" -- \
 		"$gen" -t "$scale" "$top_srcdir/monitor/configs/$config" 2>"$rec.err"; then
 		if grep -q "self-test" "$rec.err"; then

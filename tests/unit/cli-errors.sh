@@ -85,8 +85,7 @@ mkdir -p "$tmp/state"
 printf 'memory130\nnot-a-block\n' >"$tmp/state/offline.state"
 
 fails_with regions "memregctl: root $tmp/none: No such file or directory" --root "$tmp/none"
-fails_with where "memregctl: $fix/proc/999999999/maps: No such file or directory" \
-	999999999 --root "$fix"
+fails_with where "memregctl: pid 999999999: no such process" 999999999 --root "$fix"
 fails_with move "memregctl: pid 999999999: no such process" 999999999 --to 0 --root "$fix"
 fails_with offline "memregctl: no region 7: this machine has regions 0-1 (memregctl regions)" \
 	7 --root "$fix"
@@ -100,6 +99,7 @@ fails_with profile "memregctl: $tmp/empty.rec: record holds no snapshot" \
 fails_with energy "memregctl: root $tmp/none: No such file or directory" \
 	--root "$tmp/none" -- true
 fails_with alloc-stats "memregctl: $tmp/none: no such file" --file "$tmp/none"
+fails_with damon-reset "memregctl: root $tmp/none: No such file or directory" --root "$tmp/none"
 # version cannot fail but by its usage: exit 2, one line and the hint
 tested="$tested version "
 "$ctl" version extra >"$tmp/out" 2>"$tmp/err"

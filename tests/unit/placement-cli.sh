@@ -92,8 +92,9 @@ usage where "bad PID '0'" 0
 usage move '--to REGION is required' 1
 usage move "--range: bad range '0x5000-0x3000' (START-END, START < END)" 1 --to 0 --range 0x5000-0x3000
 usage online 'give one REGION, or --restore'
-usage offline "--timeout: bad seconds '0'" 1 --timeout 0
-expect 1 "" "memregctl: $fix/proc/999999999/maps: No such file or directory" \
+usage offline "--timeout: bad time '0' (1s to 1d: 90s, 2m)" 1 --timeout 0
+usage offline "--timeout: bad time '1h1x' (1s to 1d: 90s, 2m)" 1 --timeout 1h1x
+expect 1 "" "memregctl: pid 999999999: no such process" \
 	"$ctl" where 999999999 --root "$fix"
 expect 1 "" "memregctl: refusing to move pages under fixture root $fix" \
 	"$ctl" move 1 --to 0 --root "$fix" --apply

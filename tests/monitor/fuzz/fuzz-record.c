@@ -19,6 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (i = 0; i < rec.nr_snaps; i++) {
 			if (i && rec.snaps[i].time_us < rec.snaps[i - 1].time_us)
 				__builtin_trap();
+			if (!rec.snaps[i].nr_samples)
+				__builtin_trap();	/* shares divide by it */
 			for (k = 0; k < rec.snaps[i].nr_regions; k++) {
 				const struct mr_rec_region *r = &rec.snaps[i].regions[k];
 

@@ -78,7 +78,7 @@ g=$!
 sleep 1
 rm -f /tmp/stairs-proc.rec
 memregctl energy --record /tmp/stairs-proc.rec -- \
-	memregctl record --pid "$g" --attrs "$PATTRS" -o /tmp/stairs-proc.rec --duration 8 \
+	memregctl record -b softdirty --apply --pid "$g" --attrs "$PATTRS" -o /tmp/stairs-proc.rec --duration 8 \
 	> /tmp/rec-proc.out 2>&1
 st=$?
 cat /tmp/rec-proc.out
