@@ -34,7 +34,7 @@ int main(int argc, char **argv)
 		r[0].nr_accesses = 20;
 		r[1].nr_accesses = 0;
 		r[0].age = r[1].age = i;
-		if (mr_rec_write_snapshot(&w, i * 100000ull, r, 2))
+		if (mr_rec_write_snapshot(&w, i * 100000ull, 20, r, 2))
 			goto fail;
 	}
 	if (mr_rec_writer_close(&w))
