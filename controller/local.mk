@@ -74,3 +74,10 @@ TESTS += tests/controller/control-cli.sh tests/controller/metrics-textfile.sh \
 EXTRA_DIST += tests/controller/control-cli.sh tests/controller/metrics-textfile.sh \
 	tests/controller/memregd.sh tests/controller/unit-verify.sh
 endif
+
+# The control lab group's workload (tests/lab/guest/control/), copied into the guest.
+if ENABLE_TESTS
+noinst_PROGRAMS += tests/lab/progs/mr-hotcold
+tests_lab_progs_mr_hotcold_SOURCES = tests/lab/progs/mr-hotcold.c
+tests_lab_progs_mr_hotcold_LDADD = libmrcommon.la $(NUMA_LIBS)
+endif
