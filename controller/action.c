@@ -84,6 +84,35 @@ static bool map_has_node(const struct mr_region_map *map, int node)
 	return false;
 }
 
+/* A region whose memory blocks are all offline holds nothing and takes nothing:
+ * memregd never targets it (arbitration with offline/evacuation). */
+static bool region_offline(const struct mr_region *r)
+{
+	char path[96], state[32];
+	unsigned i;
+
+	if (!r->nr_blocks)
+		return false;
+	for (i = 0; i < r->nr_blocks; i++) {
+		mr_pathf(path, sizeof(path), "/sys/devices/system/memory/memory%llu/state",
+			 (unsigned long long)r->blocks[i]);
+		if (mr_root_read_str(path, state, sizeof(state)) || strcmp(state, "offline"))
+			return false;
+	}
+	return true;
+}
+
+/* The target node of a migration has an online region to receive the pages. */
+static bool node_has_online_region(const struct mr_region_map *map, int node)
+{
+	const struct mr_region *r;
+
+	mr_for_each_region(map, r)
+		if (r->node == node && !region_offline(r))
+			return true;
+	return false;
+}
+
 /* CAP_SYS_NICE in the effective set: process_madvise of another process needs it. */
 static bool have_cap_sys_nice(void)
 {
@@ -133,12 +162,21 @@ int mr_act_check_schemes(struct mr_scheme_set *set, const struct mr_region_map *
 					return mr_error(-EINVAL, "scheme of line %u: region %d is on "
 							"no single NUMA node: move_pages needs one",
 							s->line, s->target_region);
+				if (region_offline(r))
+					return mr_error(-EBUSY, "scheme of line %u: region %d is "
+							"offline (its memory blocks are): the "
+							"controller never targets an offline region",
+							s->line, s->target_region);
 				s->target_node = r->node;
 			}
 			if (!map_has_node(map, s->target_node))
 				return mr_error(-EINVAL, "scheme of line %u: %s target node %d holds "
 						"no memory region on this machine", s->line, act,
 						s->target_node);
+			if (!node_has_online_region(map, s->target_node))
+				return mr_error(-EBUSY, "scheme of line %u: %s target node %d has only "
+						"offline regions: the controller never targets an "
+						"offline region", s->line, act, s->target_node);
 		}
 		if (apply && is_madvise(s->action) && !have_cap_sys_nice())
 			return mr_error(-EPERM, "scheme of line %u: %s uses process_madvise, which "

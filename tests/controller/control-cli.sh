@@ -93,6 +93,17 @@ check_refusal pid-consent "memregctl: observing process 1, which memreg did not 
 	--pid 1 --scheme 'min max min max min max stat'
 check_refusal kernel-engine "memregctl: --engine kernel: the kernel's DAMOS engine is not built yet; use --engine user" \
 	--engine kernel --replay "$tmp/ctl.rec" --scheme 'min max min max min max stat'
+# arbitration: an offline region (all its blocks offline) is never a target; a
+# node with only offline regions neither
+cp -r "$fx/server-2s-mpst" "$tmp/off"
+for b in $(seq 56 63); do echo offline >"$tmp/off/sys/devices/system/memory/memory$b/state"; done
+check_refusal offline-region "memregctl: scheme of line 1: region 4 is offline (its memory blocks are): the controller never targets an offline region" \
+	--root "$tmp/off" --replay "$tmp/ctl.rec" --scheme '4K max 50% max 1s max migrate_hot region:4'
+"$ctl" control --root "$tmp/off" --replay "$tmp/ctl.rec" --scheme '4K max 0 0 1900ms max migrate_cold 1' \
+	>/dev/null || fail "node 1 with online regions left refused"
+for b in $(seq 64 87); do echo offline >"$tmp/off/sys/devices/system/memory/memory$b/state"; done
+check_refusal offline-node "memregctl: scheme of line 1: migrate_cold target node 1 has only offline regions: the controller never targets an offline region" \
+	--root "$tmp/off" --replay "$tmp/ctl.rec" --scheme '4K max 0 0 1900ms max migrate_cold 1'
 # this machine: one node means the refusal, more means the dry run runs
 nodes=$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l)
 if [ "$nodes" -le 1 ]; then
