@@ -15,6 +15,7 @@
 
 #include <json-c/json.h>
 
+#include "common/proc.h"
 #include "common/root.h"
 #include "common/util.h"
 #include "controller/run.h"
@@ -192,6 +193,78 @@ static int write_outputs(struct mr_ctl_run *run)
 	return err;
 }
 
+/*
+ * For a backend that sees one count per mapping (refs): one region per mapping of the
+ * target ([start, end) of its /proc/PID/maps line), nr_accesses the largest and age
+ * the smallest of the monitoring regions overlapping it, so a scheme decides for
+ * whole mappings only. Mappings no monitoring region overlaps are left out.
+ */
+static int join_mappings(struct mr_ctl_run *run, const struct mr_mon_target *t,
+			 struct mr_mon_region **out, size_t *nr_out)
+{
+	struct mr_mapping *maps = NULL;
+	size_t nr_maps = 0, m, i = 0, n = 0;
+	int err;
+
+	err = mr_proc_maps_read(t->pid, &maps, &nr_maps);
+	if (err)
+		return err;
+	if (nr_maps > run->cap_joined) {
+		struct mr_mon_region *j = realloc(run->joined, nr_maps * sizeof(*j));
+
+		if (!j) {
+			free(maps);
+			return mr_error(-ENOMEM, "out of memory");
+		}
+		run->joined = j;
+		run->cap_joined = nr_maps;
+	}
+	for (m = 0; m < nr_maps; m++) {
+		struct mr_mon_region *j = &run->joined[n];
+		size_t k;
+		bool any = false;
+
+		if (mr_mapping_is_prot_none(&maps[m]) || mr_mapping_is_special(&maps[m]))
+			continue;
+		while (i < t->nr_regions && t->regions[i].end <= maps[m].start)
+			i++;
+		memset(j, 0, sizeof(*j));
+		j->start = maps[m].start;
+		j->end = maps[m].end;
+		j->sampling_addr = j->start;
+		for (k = i; k < t->nr_regions && t->regions[k].start < maps[m].end; k++) {
+			const struct mr_mon_region *r = &t->regions[k];
+
+			if (!any || r->nr_accesses > j->nr_accesses)
+				j->nr_accesses = r->nr_accesses;
+			if (!any || r->age < j->age)
+				j->age = r->age;
+			any = true;
+		}
+		if (any)
+			n++;
+	}
+	free(maps);
+	*out = run->joined;
+	*nr_out = n;
+	return 0;
+}
+
+/* An action on a mapping starts the ages of the monitoring regions in it over. */
+static void split_ages(const struct mr_mon_region *joined, size_t nr_joined,
+		       struct mr_mon_target *t)
+{
+	size_t i, j;
+
+	for (j = 0; j < nr_joined; j++) {
+		if (joined[j].age)
+			continue;
+		for (i = 0; i < t->nr_regions; i++)
+			if (t->regions[i].start < joined[j].end && joined[j].start < t->regions[i].end)
+				t->regions[i].age = 0;
+	}
+}
+
 static int on_aggregation(struct mr_mon_ctx *ctx, uint64_t time_us, void *arg)
 {
 	struct mr_ctl_run *run = arg;
@@ -203,7 +276,23 @@ static int on_aggregation(struct mr_mon_ctx *ctx, uint64_t time_us, void *arg)
 			run->reload_fn(run, run->reload_arg);
 	}
 	mr_act_acct_reset(&run->act);
-	err = mr_ctl_aggregate(&run->ctl, ctx->target.regions, ctx->target.nr_regions, time_us);
+	if (run->whole_mappings && ctx->target.kind == MR_MON_TARGET_PROCESS &&
+	    ctx->target.pid > 0) {
+		struct mr_mon_region *joined = NULL;
+		size_t nr_joined = 0;
+
+		err = join_mappings(run, &ctx->target, &joined, &nr_joined);
+		if (err == -ESRCH)
+			return 1;
+		if (!err) {
+			err = mr_ctl_aggregate(&run->ctl, joined, nr_joined, time_us);
+			if (!err)
+				split_ages(joined, nr_joined, &ctx->target);
+		}
+	} else {
+		err = mr_ctl_aggregate(&run->ctl, ctx->target.regions, ctx->target.nr_regions,
+				       time_us);
+	}
 	if (err == -ESRCH)
 		return 1;	/* the target ended while we acted on it */
 	if (err) {
@@ -311,6 +400,9 @@ void mr_ctl_run_destroy(struct mr_ctl_run *run)
 	mr_ctl_destroy(&run->ctl);
 	free(run->per_scheme);
 	run->per_scheme = NULL;
+	free(run->joined);
+	run->joined = NULL;
+	run->cap_joined = 0;
 	if (run->actions_log)
 		json_object_put(run->actions_log);
 	run->actions_log = NULL;

@@ -51,6 +51,8 @@ struct mr_ctl_run {
 	const char *status_path;
 	const char *metrics_dir;
 	bool keep_log;
+	bool whole_mappings;		/* the backend sees one count per mapping (refs): the
+					 * schemes see one region per mapping */
 	bool log_stat;			/* log stat schemes too (control: yes; memregd: only
 					 * actions, one line per batch) */
 	mr_ctl_metric_fn metric;	/* free-memory metric (NULL: /proc/meminfo) */
@@ -68,6 +70,8 @@ struct mr_ctl_run {
 	uint64_t last_time_us;
 	uint64_t started_unix;
 	struct json_object *actions_log;	/* array, when @keep_log */
+	struct mr_mon_region *joined;		/* @whole_mappings: one region per mapping */
+	size_t cap_joined;
 	int err;				/* the first error of a callback */
 	bool finished;				/* the run is over (status "running": false) */
 };

@@ -377,6 +377,7 @@ int mr_cmd_control(int argc, char **argv)
 	run.log = json ? NULL : stdout;
 	run.keep_log = json;
 	run.log_stat = true;
+	run.whole_mappings = sight == MR_ACT_SEES_MAPPINGS;
 	err = mr_ctl_run_start(&run, ctx.target.pid > 0 ? ctx.target.pid : 0,
 			       ctx.target.kind == MR_MON_TARGET_PHYS, apply);
 	if (!err) {

@@ -230,6 +230,7 @@ int main(int argc, char **argv)
 	run.status_path = d.conf.status_path;
 	run.metrics_dir = d.conf.metrics_dir[0] ? d.conf.metrics_dir : NULL;
 	run.energy = have_energy ? &energy : NULL;
+	run.whole_mappings = d.sight == MR_ACT_SEES_MAPPINGS;
 	run.reload = &reload_flag;
 	run.reload_fn = reload;
 	run.reload_arg = &d;
