@@ -265,6 +265,116 @@ static void split_ages(const struct mr_mon_region *joined, size_t nr_joined,
 	}
 }
 
+#define MAX_ACTED 4096			/* ranges remembered; the oldest go first */
+#define ACTED_KEEP_US (3600ull * 1000000)	/* an hour: older actions age nothing */
+
+/* The engine's apply callback: the actions, and the range remembered (not stat's). */
+static int run_apply(void *arg, const struct mr_scheme *s, uint64_t start, uint64_t end,
+		     struct mr_ctl_result *res)
+{
+	struct mr_ctl_run *run = arg;
+	int err = mr_act_apply(&run->act, s, start, end, res);
+
+	if (err || s->action == MR_SCHEME_STAT)
+		return err;
+	if (run->nr_acted == MAX_ACTED) {
+		memmove(run->acted, run->acted + 1, (MAX_ACTED - 1) * sizeof(*run->acted));
+		run->nr_acted--;
+	}
+	if (run->nr_acted == run->cap_acted) {
+		size_t cap = run->cap_acted ? run->cap_acted * 2 : 64;
+		struct mr_ctl_acted *a = realloc(run->acted, cap * sizeof(*a));
+
+		if (!a)
+			return mr_error(-ENOMEM, "out of memory");
+		run->acted = a;
+		run->cap_acted = cap;
+	}
+	run->acted[run->nr_acted++] = (struct mr_ctl_acted){ start, end, run->now_us };
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * DAMOS sets a region's age to 0 when it applies an action to it (and splits it
+ * where the quota cut). A backend that aggregates itself gives the kernel's (or the
+ * record's) ages again next interval, as if nothing had been done: here each region
+ * is cut at the ranges acted on, and a piece acted on at time T gets age at most
+ * (now - T) / aggr_us. Without it, a quota would try the same first bytes of a
+ * region every interval and a migrated region would be tried again at once.
+ */
+static int age_acted(struct mr_ctl_run *run, const struct mr_mon_target *t,
+		     struct mr_mon_region **out, size_t *nr_out)
+{
+	uint64_t aggr_us = run->mon->attrs.aggr_us ? run->mon->attrs.aggr_us : 1;
+	size_t i, k, n = 0, keep = 0;
+
+	/* forget what is too old to matter */
+	for (k = 0; k < run->nr_acted; k++)
+		if (run->now_us - run->acted[k].time_us <= ACTED_KEEP_US &&
+		    run->acted[k].time_us <= run->now_us)
+			run->acted[keep++] = run->acted[k];
+	run->nr_acted = keep;
+	for (i = 0; i < t->nr_regions; i++) {
+		const struct mr_mon_region *r = &t->regions[i];
+		uint64_t cuts[2 * 64 + 2];
+		size_t nc = 0, c;
+
+		cuts[nc++] = r->start;
+		for (k = 0; k < run->nr_acted && nc < MR_ARRAY_SIZE(cuts) - 2; k++) {
+			const struct mr_ctl_acted *a = &run->acted[k];
+
+			if (a->end <= r->start || a->start >= r->end)
+				continue;
+			if (a->start > r->start)
+				cuts[nc++] = a->start;
+			if (a->end < r->end)
+				cuts[nc++] = a->end;
+		}
+		cuts[nc++] = r->end;
+		qsort(cuts, nc, sizeof(cuts[0]), cmp_u64);
+		for (c = 0; c + 1 < nc; c++) {
+			struct mr_mon_region *p;
+
+			if (cuts[c] == cuts[c + 1])
+				continue;
+			if (n == run->cap_aged) {
+				size_t cap = run->cap_aged ? run->cap_aged * 2 : 256;
+				struct mr_mon_region *a = realloc(run->aged, cap * sizeof(*a));
+
+				if (!a)
+					return mr_error(-ENOMEM, "out of memory");
+				run->aged = a;
+				run->cap_aged = cap;
+			}
+			p = &run->aged[n++];
+			*p = *r;
+			p->start = cuts[c];
+			p->end = cuts[c + 1];
+			p->sampling_addr = p->start;
+			for (k = 0; k < run->nr_acted; k++) {
+				const struct mr_ctl_acted *a = &run->acted[k];
+				uint64_t age;
+
+				if (a->start > p->start || a->end < p->end)
+					continue;
+				age = (run->now_us - a->time_us) / aggr_us;
+				if (age < p->age)
+					p->age = (uint32_t)age;
+			}
+		}
+	}
+	*out = run->aged;
+	*nr_out = n;
+	return 0;
+}
+
 static int on_aggregation(struct mr_mon_ctx *ctx, uint64_t time_us, void *arg)
 {
 	struct mr_ctl_run *run = arg;
@@ -276,7 +386,15 @@ static int on_aggregation(struct mr_mon_ctx *ctx, uint64_t time_us, void *arg)
 			run->reload_fn(run, run->reload_arg);
 	}
 	mr_act_acct_reset(&run->act);
-	if (run->whole_mappings && ctx->target.kind == MR_MON_TARGET_PROCESS &&
+	run->now_us = time_us;
+	if (ctx->ops->snapshot) {
+		struct mr_mon_region *aged = NULL;
+		size_t nr_aged = 0;
+
+		err = age_acted(run, &ctx->target, &aged, &nr_aged);
+		if (!err)
+			err = mr_ctl_aggregate(&run->ctl, aged, nr_aged, time_us);
+	} else if (run->whole_mappings && ctx->target.kind == MR_MON_TARGET_PROCESS &&
 	    ctx->target.pid > 0) {
 		struct mr_mon_region *joined = NULL;
 		size_t nr_joined = 0;
@@ -326,9 +444,9 @@ int mr_ctl_run_start(struct mr_ctl_run *run, pid_t pid, bool phys, bool apply)
 		mr_ctl_destroy(&run->ctl);
 		return err;
 	}
-	run->ctl.apply = mr_act_apply;
+	run->ctl.apply = run_apply;
 	run->ctl.metric = run->metric ? run->metric : mr_ctl_meminfo_free_permille;
-	run->ctl.arg = &run->act;
+	run->ctl.arg = run;
 	run->per_scheme = calloc(run->set->nr ? run->set->nr : 1, sizeof(*run->per_scheme));
 	if (!run->per_scheme) {
 		mr_ctl_run_destroy(run);
@@ -383,7 +501,7 @@ int mr_ctl_run_replace_schemes(struct mr_ctl_run *run, struct mr_scheme_set *set
 	ctl.apply = run->ctl.apply;
 	ctl.metric = run->ctl.metric;
 	ctl.clock = run->ctl.clock;
-	ctl.arg = &run->act;
+	ctl.arg = run;
 	mr_ctl_destroy(&run->ctl);
 	mr_act_ctx_destroy(&run->act);
 	free(run->per_scheme);
@@ -403,6 +521,12 @@ void mr_ctl_run_destroy(struct mr_ctl_run *run)
 	free(run->joined);
 	run->joined = NULL;
 	run->cap_joined = 0;
+	free(run->acted);
+	run->acted = NULL;
+	run->nr_acted = run->cap_acted = 0;
+	free(run->aged);
+	run->aged = NULL;
+	run->cap_aged = 0;
 	if (run->actions_log)
 		json_object_put(run->actions_log);
 	run->actions_log = NULL;

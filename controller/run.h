@@ -72,6 +72,17 @@ struct mr_ctl_run {
 	struct json_object *actions_log;	/* array, when @keep_log */
 	struct mr_mon_region *joined;		/* @whole_mappings: one region per mapping */
 	size_t cap_joined;
+	/* Backends that aggregate themselves (damon, replay) hand over fresh regions
+	 * every interval, so the engine's age reset of a region it acted on (DAMOS's
+	 * rule) would be lost: the ranges acted on are kept and their pieces aged
+	 * from the action on (see age_acted in run.c). */
+	struct mr_ctl_acted {
+		uint64_t start, end, time_us;
+	} *acted;
+	size_t nr_acted, cap_acted;
+	struct mr_mon_region *aged;		/* the regions cut at acted ranges */
+	size_t cap_aged;
+	uint64_t now_us;			/* the aggregation being handled */
 	int err;				/* the first error of a callback */
 	bool finished;				/* the run is over (status "running": false) */
 };
