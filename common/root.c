@@ -149,35 +149,27 @@ bool mr_root_exists(const char *linux_path)
 	return mr_root_path(path, sizeof(path), linux_path) == 0 && access(path, F_OK) == 0;
 }
 
-int mr_root_read_file(const char *linux_path, size_t max_bytes, char **data, size_t *len)
+/* Read @fd to its end into a NUL-terminated buffer; @name for messages. */
+static int read_fd(int fd, const char *name, size_t max_bytes, char **data, size_t *len)
 {
 	size_t cap = 4096, n = 0;
 	char *buf, *nbuf;
 	ssize_t r;
-	int fd;
 
-	fd = mr_root_open(linux_path, O_RDONLY);
-	if (fd < 0)
-		return fd;
 	buf = malloc(cap + 1);
-	if (!buf) {
-		mr_sys_close(fd);
-		return mr_error(-ENOMEM, "%s: out of memory", linux_path);
-	}
+	if (!buf)
+		return mr_error(-ENOMEM, "%s: out of memory", name);
 	for (;;) {
 		if (n == cap) {
 			if (cap >= max_bytes) {
 				free(buf);
-				mr_sys_close(fd);
-				return mr_error(-EFBIG, "%s: larger than %zu bytes",
-						linux_path, max_bytes);
+				return mr_error(-EFBIG, "%s: larger than %zu bytes", name, max_bytes);
 			}
 			cap = cap * 2 > max_bytes ? max_bytes : cap * 2;
 			nbuf = realloc(buf, cap + 1);
 			if (!nbuf) {
 				free(buf);
-				mr_sys_close(fd);
-				return mr_error(-ENOMEM, "%s: out of memory", linux_path);
+				return mr_error(-ENOMEM, "%s: out of memory", name);
 			}
 			buf = nbuf;
 		}
@@ -188,19 +180,41 @@ int mr_root_read_file(const char *linux_path, size_t max_bytes, char **data, siz
 			int err = errno;
 
 			free(buf);
-			mr_sys_close(fd);
-			return mr_error(-err, "%s: read: %s", linux_path, strerror(err));
+			return mr_error(-err, "%s: read: %s", name, strerror(err));
 		}
 		if (r == 0)
 			break;
 		n += (size_t)r;
 	}
-	mr_sys_close(fd);
 	buf[n] = '\0';
 	*data = buf;
 	if (len)
 		*len = n;
 	return 0;
+}
+
+int mr_root_read_file(const char *linux_path, size_t max_bytes, char **data, size_t *len)
+{
+	int fd, ret;
+
+	fd = mr_root_open(linux_path, O_RDONLY);
+	if (fd < 0)
+		return fd;
+	ret = read_fd(fd, linux_path, max_bytes, data, len);
+	mr_sys_close(fd);
+	return ret;
+}
+
+int mr_read_host_file(const char *path, size_t max_bytes, char **data, size_t *len)
+{
+	int fd, ret;
+
+	fd = mr_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return mr_error(-errno, "%s: %s", path, strerror(errno));
+	ret = read_fd(fd, path, max_bytes, data, len);
+	mr_sys_close(fd);
+	return ret;
 }
 
 int mr_root_read_str(const char *linux_path, char *buf, size_t len)
@@ -263,15 +277,27 @@ int mr_root_may_change(const char *what, bool apply)
 	return 0;
 }
 
+/* The guard for "@verb @linux_path", then (with @path) the host path to change. */
+static int may_change_path(const char *verb, const char *linux_path, bool apply, char *path,
+			   size_t len)
+{
+	char what[PATH_MAX + 16];
+	int ret;
+
+	snprintf(what, sizeof(what), "%s %s", verb, linux_path);
+	ret = mr_root_may_change(what, apply);
+	if (ret || !path)
+		return ret;
+	return mr_root_path(path, len, linux_path);
+}
+
 int mr_root_write_str(const char *linux_path, const char *s, bool apply)
 {
 	size_t n = strlen(s), done = 0;
-	char what[PATH_MAX + 16];
 	ssize_t r;
 	int fd, ret;
 
-	snprintf(what, sizeof(what), "write %s", linux_path);
-	ret = mr_root_may_change(what, apply);
+	ret = may_change_path("write", linux_path, apply, NULL, 0);
 	if (ret)
 		return ret;
 	fd = mr_root_open(linux_path, O_WRONLY);
@@ -296,14 +322,10 @@ int mr_root_write_str(const char *linux_path, const char *s, bool apply)
 
 static int dir_op(const char *linux_path, bool apply, bool make)
 {
-	char path[PATH_MAX], what[PATH_MAX + 16];
+	char path[PATH_MAX];
 	int ret;
 
-	snprintf(what, sizeof(what), "%s %s", make ? "create" : "remove", linux_path);
-	ret = mr_root_may_change(what, apply);
-	if (ret)
-		return ret;
-	ret = mr_root_path(path, sizeof(path), linux_path);
+	ret = may_change_path(make ? "create" : "remove", linux_path, apply, path, sizeof(path));
 	if (ret)
 		return ret;
 	if ((make ? mkdir(path, 0755) : rmdir(path)) < 0)
@@ -324,15 +346,11 @@ int mr_root_rmdir(const char *linux_path, bool apply)
 
 int mr_root_write_file(const char *linux_path, const char *data, size_t len, bool apply)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 32], what[PATH_MAX + 16];
+	char path[PATH_MAX], tmp[PATH_MAX + 32];
 	size_t done = 0;
 	int fd, ret;
 
-	snprintf(what, sizeof(what), "write %s", linux_path);
-	ret = mr_root_may_change(what, apply);
-	if (ret)
-		return ret;
-	ret = mr_root_path(path, sizeof(path), linux_path);
+	ret = may_change_path("write", linux_path, apply, path, sizeof(path));
 	if (ret)
 		return ret;
 	/* per process: two writers never share a temporary */
@@ -365,14 +383,10 @@ int mr_root_write_file(const char *linux_path, const char *data, size_t len, boo
 
 int mr_root_unlink(const char *linux_path, bool apply)
 {
-	char path[PATH_MAX], what[PATH_MAX + 16];
+	char path[PATH_MAX];
 	int ret;
 
-	snprintf(what, sizeof(what), "remove %s", linux_path);
-	ret = mr_root_may_change(what, apply);
-	if (ret)
-		return ret;
-	ret = mr_root_path(path, sizeof(path), linux_path);
+	ret = may_change_path("remove", linux_path, apply, path, sizeof(path));
 	if (ret)
 		return ret;
 	if (unlink(path) < 0)

@@ -43,6 +43,9 @@ bool mr_root_exists(const char *linux_path);
 /* Whole file into a NUL-terminated malloc'd buffer (@len excludes the NUL);
  * refuses files over @max_bytes with -EFBIG. */
 int mr_root_read_file(const char *linux_path, size_t max_bytes, char **data, size_t *len);
+/* The same for a file of this host given by the user (--mpst FILE, a record):
+ * never under the root. */
+int mr_read_host_file(const char *path, size_t max_bytes, char **data, size_t *len);
 /* First line, trailing whitespace removed. */
 int mr_root_read_str(const char *linux_path, char *buf, size_t len);
 /* A decimal or 0x-hex number, the whole (trimmed) file. */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/root.h"
 #include "common/util.h"
 #include "monitor/monitor.h"
 
@@ -46,10 +47,16 @@ bool mr_mon_target_consent(const struct mr_mon_ctx *ctx)
 int mr_mon_check_consent(const struct mr_mon_ctx *ctx)
 {
 	const struct mr_mon_ops *ops = ctx->ops;
+	char what[96];
+	int err;
 
-	if (ops->needs_apply && !ctx->apply)
-		return mr_error(-EPERM, "%s: changes the kernel's state; give --apply to allow it",
-				ops->name);
+	/* the one guard (common/root.h), so a fixture root refuses as everywhere */
+	if (ops->needs_apply) {
+		snprintf(what, sizeof(what), "use the kernel's %s", ops->name);
+		err = mr_root_may_change(what, ctx->apply);
+		if (err)
+			return mr_error_wrap(err, "%s", ops->name);
+	}
 	/* a process memreg started is its own to observe; anyone else's reclaim and
 	 * soft-dirty users would be misled without a word */
 	if (ops->writes_target && ctx->target.kind == MR_MON_TARGET_PROCESS &&

@@ -478,9 +478,10 @@ int mr_mon_run(struct mr_mon_ctx *ctx, mr_mon_snapshot_fn fn, void *arg)
 	if (ctx->ops->process_only && ctx->target.kind != MR_MON_TARGET_PROCESS)
 		return mr_error(-ENOTSUP, "%s: monitors processes only, not physical memory",
 				ctx->ops->name);
-	if (ctx->ops->needs_apply && !ctx->apply)
-		return mr_error(-EPERM, "%s: changes the kernel's state; give --apply to allow it",
-				ctx->ops->name);
+	/* every caller (record, control, bench) gets the same refusal up front */
+	err = mr_mon_check_consent(ctx);
+	if (err)
+		return err;
 	/* damon's costs a whole kdamond lifecycle; init re-checks what safety needs */
 	if (ctx->ops->selftest && !ctx->selftest_passed) {
 		err = ctx->ops->selftest(ctx);

@@ -42,6 +42,7 @@ tests_monitor_test_damon_SOURCES = tests/monitor/test-damon.c
 tests_monitor_test_damon_CFLAGS = $(MR_TEST_CFLAGS)
 tests_monitor_test_damon_LDADD = $(MR_TEST_LDADD) $(ZLIB_LIBS)
 tests_monitor_test_damon_LDFLAGS = -Wl,--wrap=mr_root_write_str -Wl,--wrap=mr_sys_write \
+	-Wl,--wrap=mr_root_may_change \
 	-Wl,--wrap=mr_root_write_file -Wl,--wrap=mr_root_unlink -Wl,--wrap=mr_root_mkdir \
 	-Wl,--wrap=mr_root_rmdir
 TESTS += tests/monitor/test-damon

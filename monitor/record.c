@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "common/proc.h"
+#include "common/root.h"
 #include "common/sys.h"
 #include "common/util.h"
 #include "monitor/record.h"
@@ -379,38 +380,14 @@ fail:
 
 int mr_rec_load(const char *path, struct mr_rec *rec)
 {
-	struct stat st;
-	unsigned char *buf;
-	size_t done = 0;
-	int fd, err;
+	char *buf;
+	size_t len;
+	int err;
 
-	fd = mr_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return mr_error(-errno, "%s: %s", path, strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		mr_sys_close(fd);
-		return mr_error(-EINVAL, "%s: not a regular file", path);
-	}
-	if ((uint64_t)st.st_size > (UINT64_C(4) << 30)) {
-		mr_sys_close(fd);
-		return mr_error(-EFBIG, "%s: larger than 4 GiB", path);
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		mr_sys_close(fd);
-		return mr_error(-ENOMEM, "%s: out of memory", path);
-	}
-	while (done < (size_t)st.st_size) {
-		ssize_t n = mr_sys_read(fd, buf + done, (size_t)st.st_size - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		done += (size_t)n;
-	}
-	mr_sys_close(fd);
-	err = mr_rec_parse(buf, done, path, rec);
+	err = mr_read_host_file(path, (size_t)4 << 30, &buf, &len);
+	if (err)
+		return err;
+	err = mr_rec_parse((const unsigned char *)buf, len, path, rec);
 	free(buf);
 	return err;
 }

@@ -18,53 +18,6 @@
 /* An MPST of 65535 nodes with a few states each stays far below this. */
 #define MPST_MAX_BYTES (16u << 20)
 
-/* A host file (--mpst FILE), not a path under the root. */
-static int read_host_file(const char *path, char **data, size_t *len)
-{
-	size_t cap = 4096, n = 0;
-	char *buf = NULL, *nb;
-	ssize_t r;
-	int fd, err;
-
-	fd = mr_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return mr_error(-errno, "%s: %s", path, strerror(errno));
-	for (;;) {
-		if (!buf || n == cap) {
-			if (buf && cap >= MPST_MAX_BYTES) {
-				err = -EFBIG;
-				mr_error(err, "%s: larger than %u bytes", path, MPST_MAX_BYTES);
-				goto fail;
-			}
-			cap = buf ? cap * 2 : cap;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				err = mr_error(-ENOMEM, "%s: out of memory", path);
-				goto fail;
-			}
-			buf = nb;
-		}
-		r = mr_sys_read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err = mr_error(-errno, "%s: read: %s", path, strerror(errno));
-			goto fail;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	mr_sys_close(fd);
-	*data = buf;
-	*len = n;
-	return 0;
-fail:
-	free(buf);
-	mr_sys_close(fd);
-	return err;
-}
-
 static struct mr_region *find_region(struct mr_region_map *map, int node_id)
 {
 	unsigned i;
@@ -131,7 +84,7 @@ static int mpst_discover(struct mr_region_map *map, const struct mr_machine *m,
 
 	if (opts->mpst_file) {
 		path = opts->mpst_file;
-		ret = read_host_file(path, &data, &len);
+		ret = mr_read_host_file(path, MPST_MAX_BYTES, &data, &len);
 	} else {
 		if (!mr_root_exists(MPST_PATH))
 			return mr_error(-ENOENT, "no table at " MPST_PATH);

@@ -2,6 +2,8 @@
 #ifndef MR_TOOLS_CLI_H
 #define MR_TOOLS_CLI_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "common/util.h"
@@ -39,6 +41,19 @@ int mr_cli_usage(const char *cmd, const char *fmt, ...) MR_PRINTF(2, 3);
  */
 struct option;
 int mr_cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts);
+/*
+ * One unit per size column of a table, as numastat keeps one: the largest binary
+ * unit in which the column's largest value is at least 1, every row in it with two
+ * decimals ("<0.01" for a value above 0 that would read 0.00; whole bytes when the
+ * unit is B), the unit named in the header.
+ */
+struct mr_cli_size_col {
+	unsigned shift;		/* 0 (B), 10 (KiB), 20 (MiB), ... */
+	char head[24];		/* "SIZE (GiB)" */
+};
+void mr_cli_size_col_init(struct mr_cli_size_col *c, const char *name, uint64_t max_bytes);
+const char *mr_cli_size_col_fmt(const struct mr_cli_size_col *c, uint64_t bytes, char *buf,
+				size_t len);
 /* Print a JSON document (pretty, with a newline) on stdout. */
 void mr_cli_print_json(struct json_object *obj);
 /* fflush + ferror + fclose of stdout: a full disk or closed pipe is an error.

@@ -81,35 +81,6 @@ static void format_state(const struct mr_power_state *s, char *buf, size_t len)
 		 s->flags & MR_PSTATE_AUTO_EXIT ? "X" : "");
 }
 
-/*
- * One unit per size column, as numastat keeps one: the largest binary unit in which
- * the column's largest value is at least 1, and every row in it with one decimal.
- */
-struct size_col {
-	unsigned shift;		/* 0 (B), 10 (KiB), 20 (MiB), ... */
-	char head[24];		/* "SIZE (GiB)" */
-};
-
-static void size_col_init(struct size_col *c, const char *name, uint64_t max_bytes)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
-	unsigned i = 0;
-
-	while (i + 1 < MR_ARRAY_SIZE(units) && max_bytes >> (10 * (i + 1)))
-		i++;
-	c->shift = 10 * i;
-	snprintf(c->head, sizeof(c->head), "%s (%s)", name, units[i]);
-}
-
-static const char *size_col_fmt(const struct size_col *c, uint64_t bytes, char *buf, size_t len)
-{
-	if (!c->shift)
-		snprintf(buf, len, "%" PRIu64, bytes);
-	else
-		snprintf(buf, len, "%.1f", (double)bytes / (double)(UINT64_C(1) << c->shift));
-	return buf;
-}
-
 /* -z hides regions that hold nothing (no used page); without occupancy, none. */
 static bool holds_nothing(const struct mr_region *r)
 {
@@ -121,7 +92,7 @@ static void print_table(const struct mr_region_map *map, bool hide_empty)
 {
 	char range[48], size[24], node[16], state[64], blocks[48], occ[3][24];
 	uint64_t max[4] = { 0 }, total[4] = { 0 };
-	struct size_col col[4];
+	struct mr_cli_size_col col[4];
 	bool have_occ = false;
 	const struct mr_region *r;
 	unsigned i, lines, hidden = 0;
@@ -138,10 +109,10 @@ static void print_table(const struct mr_region_map *map, bool hide_empty)
 		}
 	}
 	/* the unit of the largest row; the total row is in it too */
-	size_col_init(&col[0], "SIZE", max[0]);
-	size_col_init(&col[1], "FREE", max[1]);
-	size_col_init(&col[2], "MOVABLE", max[2]);
-	size_col_init(&col[3], "UNMOVABLE", max[3]);
+	mr_cli_size_col_init(&col[0], "SIZE", max[0]);
+	mr_cli_size_col_init(&col[1], "FREE", max[1]);
+	mr_cli_size_col_init(&col[2], "MOVABLE", max[2]);
+	mr_cli_size_col_init(&col[3], "UNMOVABLE", max[3]);
 	printf("source: %s, %u region%s", mr_source_name(map->source), map->nr_regions,
 	       map->nr_regions == 1 ? "" : "s");
 	if (map->block_size_bytes)
@@ -164,9 +135,9 @@ static void print_table(const struct mr_region_map *map, bool hide_empty)
 			snprintf(node, sizeof(node), "-");
 		format_ids(r->blocks, r->nr_blocks, blocks, sizeof(blocks));
 		if (r->occ.granularity != MR_OCC_NONE) {
-			size_col_fmt(&col[1], r->occ.free_bytes, occ[0], sizeof(occ[0]));
-			size_col_fmt(&col[2], r->occ.movable_bytes, occ[1], sizeof(occ[1]));
-			size_col_fmt(&col[3], r->occ.unmovable_bytes, occ[2], sizeof(occ[2]));
+			mr_cli_size_col_fmt(&col[1], r->occ.free_bytes, occ[0], sizeof(occ[0]));
+			mr_cli_size_col_fmt(&col[2], r->occ.movable_bytes, occ[1], sizeof(occ[1]));
+			mr_cli_size_col_fmt(&col[3], r->occ.unmovable_bytes, occ[2], sizeof(occ[2]));
 		} else {
 			strcpy(occ[0], "-");
 			strcpy(occ[1], "-");
@@ -186,23 +157,23 @@ static void print_table(const struct mr_region_map *map, bool hide_empty)
 				strcpy(state, i ? "" : "-");
 			if (i == 0)
 				printf("%3u  %-33s %11s %4s  %-26s %-14s %11s %13s %15s\n", r->id,
-				       range, size_col_fmt(&col[0], r->size_bytes, size, sizeof(size)),
+				       range, mr_cli_size_col_fmt(&col[0], r->size_bytes, size, sizeof(size)),
 				       node, state, blocks, occ[0], occ[1], occ[2]);
 			else
 				printf("%3s  %-33s %11s %4s  %s\n", "", range, "", "", state);
 		}
 	}
 	if (have_occ) {
-		size_col_fmt(&col[1], total[1], occ[0], sizeof(occ[0]));
-		size_col_fmt(&col[2], total[2], occ[1], sizeof(occ[1]));
-		size_col_fmt(&col[3], total[3], occ[2], sizeof(occ[2]));
+		mr_cli_size_col_fmt(&col[1], total[1], occ[0], sizeof(occ[0]));
+		mr_cli_size_col_fmt(&col[2], total[2], occ[1], sizeof(occ[1]));
+		mr_cli_size_col_fmt(&col[3], total[3], occ[2], sizeof(occ[2]));
 	} else {
 		strcpy(occ[0], "-");
 		strcpy(occ[1], "-");
 		strcpy(occ[2], "-");
 	}
 	printf("%-38s %11s %4s  %-26s %-14s %11s %13s %15s\n", "total",
-	       size_col_fmt(&col[0], total[0], size, sizeof(size)), "", "", "", occ[0], occ[1],
+	       mr_cli_size_col_fmt(&col[0], total[0], size, sizeof(size)), "", "", "", occ[0], occ[1],
 	       occ[2]);
 	if (hidden)
 		printf("\n%u region%s holding nothing not shown (-z)\n", hidden,

@@ -148,7 +148,8 @@ static void print_table(const struct mr_region_map *map, const int *pids, unsign
 			const struct mr_where *w, bool hide_zero)
 {
 	const struct mr_region *r;
-	uint64_t node_total = 0;
+	struct mr_cli_size_col col;
+	uint64_t node_total = 0, max = w->unplaced_bytes;
 	unsigned i, hidden = 0;
 	char buf[32];
 	int n;
@@ -163,26 +164,36 @@ static void print_table(const struct mr_region_map *map, const int *pids, unsign
 	}
 	printf(": %s resident, from %s\n\n", mr_format_size(w->total_bytes, buf, sizeof(buf)),
 	       mr_where_source_name(w->source));
-	printf("%7s %5s %14s\n", "REGION", "NODE", "BYTES");
+	/* one unit for the column, the largest row's, as numastat keeps one */
+	mr_for_each_region(map, r)
+		if (w->region_bytes[r->id] > max)
+			max = w->region_bytes[r->id];
+	for (n = 0; n < MR_MAX_NODES; n++)
+		if (w->node_bytes[n] > max)
+			max = w->node_bytes[n];
+	mr_cli_size_col_init(&col, "BYTES", max);
+	printf("%7s %5s %14s\n", "REGION", "NODE", col.head);
 	mr_for_each_region(map, r) {
 		if (hide_zero && !w->region_bytes[r->id]) {
 			hidden++;
 			continue;
 		}
 		printf("%7u %5d %14s\n", r->id, r->node,
-		       mr_format_size(w->region_bytes[r->id], buf, sizeof(buf)));
+		       mr_cli_size_col_fmt(&col, w->region_bytes[r->id], buf, sizeof(buf)));
 	}
 	if (w->unplaced_bytes)
 		printf("%7s %5s %14s\n", "-", "-",
-		       mr_format_size(w->unplaced_bytes, buf, sizeof(buf)));
-	printf("%7s %5s %14s\n", "total", "", mr_format_size(w->total_bytes, buf, sizeof(buf)));
-	printf("\n%7s %14s\n", "NODE", "BYTES");
+		       mr_cli_size_col_fmt(&col, w->unplaced_bytes, buf, sizeof(buf)));
+	printf("%7s %5s %14s\n", "total", "",
+	       mr_cli_size_col_fmt(&col, w->total_bytes, buf, sizeof(buf)));
+	printf("\n%7s %14s\n", "NODE", col.head);
 	for (n = 0; n < MR_MAX_NODES; n++) {
 		node_total += w->node_bytes[n];
 		if (w->node_bytes[n])
-			printf("%7d %14s\n", n, mr_format_size(w->node_bytes[n], buf, sizeof(buf)));
+			printf("%7d %14s\n", n,
+			       mr_cli_size_col_fmt(&col, w->node_bytes[n], buf, sizeof(buf)));
 	}
-	printf("%7s %14s\n", "total", mr_format_size(node_total, buf, sizeof(buf)));
+	printf("%7s %14s\n", "total", mr_cli_size_col_fmt(&col, node_total, buf, sizeof(buf)));
 	if (hidden)
 		printf("\n%u region%s holding nothing not shown (-z)\n", hidden,
 		       hidden == 1 ? "" : "s");

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <json-c/json.h>
 #include <stdarg.h>
@@ -93,6 +94,31 @@ int mr_cli_getopt(int argc, char **argv, const char *shortopts, const struct opt
 	else
 		mr_cli_usage(argv[0], "unknown option '%s'", arg);
 	return '?';
+}
+
+void mr_cli_size_col_init(struct mr_cli_size_col *c, const char *name, uint64_t max_bytes)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	unsigned i = 0;
+
+	while (i + 1 < MR_ARRAY_SIZE(units) && max_bytes >> (10 * (i + 1)))
+		i++;
+	c->shift = 10 * i;
+	snprintf(c->head, sizeof(c->head), "%s (%s)", name, units[i]);
+}
+
+const char *mr_cli_size_col_fmt(const struct mr_cli_size_col *c, uint64_t bytes, char *buf,
+				size_t len)
+{
+	double v = (double)bytes / (double)(UINT64_C(1) << c->shift);
+
+	if (!c->shift)
+		snprintf(buf, len, "%" PRIu64, bytes);
+	else if (bytes && v < 0.005)
+		snprintf(buf, len, "<0.01");	/* not 0.00: -z hides only what is empty */
+	else
+		snprintf(buf, len, "%.2f", v);
+	return buf;
 }
 
 void mr_cli_print_json(struct json_object *obj)

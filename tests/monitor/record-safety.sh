@@ -112,7 +112,7 @@ want_rc 2 "--pid with a command"
 intact "--pid with a command"
 rec -b damon --pid $tpid -d 1 -o "$out"
 want_rc 1 "damon without --apply"
-want_err "memregctl: damon: changes the kernel's state; give --apply to allow it" "damon without --apply"
+want_err "memregctl: damon: did not use the kernel's damon: it changes the kernel's state; pass --apply to do it" "damon without --apply"
 intact "damon without --apply"
 rec $fast -o "$tmp/st.rec" -- sh -c 'exit 3'
 want_rc 3 "sh -c 'exit 3'"

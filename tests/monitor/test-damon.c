@@ -190,6 +190,17 @@ static void fake_kernel(const char *path, const char *s)
 	put(path, s);
 }
 
+/* The fake DAMON tree is a fixture root whose writes go through the wrappers below:
+ * the guard answers as on a live machine (--apply or -EPERM), not -EROFS. */
+int __wrap_mr_root_may_change(const char *what, bool apply);
+int __wrap_mr_root_may_change(const char *what, bool apply)
+{
+	if (apply)
+		return 0;
+	return mr_error(-EPERM, "did not %s: it changes the kernel's state; pass --apply to "
+			"do it", what);
+}
+
 int __wrap_mr_root_write_str(const char *linux_path, const char *s, bool apply);
 int __wrap_mr_root_write_str(const char *linux_path, const char *s, bool apply)
 {

@@ -107,6 +107,32 @@ tested="$tested version "
 	[ "$(cat "$tmp/err")" = "memregctl version: unexpected argument 'extra'${nl}Try 'memregctl help version'." ] ||
 	fail "memregctl version extra: $(cat "$tmp/err")"
 
+# A bad option, for every command: one line and the hint, exit 2 (getopt's own
+# message used to come first, two error lines for one mistake).
+for c in $("$ctl" help | sed -n '/^Commands:$/,/^$/s/^  \([a-z][a-z-]*\)  .*/\1/p'); do
+	"$ctl" "$c" --no-such-option >"$tmp/out" 2>"$tmp/err"
+	st=$?
+	want="memregctl $c: unknown option '--no-such-option'${nl}Try 'memregctl help $c'."
+	if [ $st -ne 2 ] || [ -s "$tmp/out" ] || [ "$(cat "$tmp/err")" != "$want" ]; then
+		fail "memregctl $c --no-such-option: exit $st, stderr:$nl$(cat "$tmp/err")"
+	else
+		echo "ok: memregctl $c --no-such-option: one line, exit 2"
+	fi
+done
+# Options before the command apply to every command (handed on as MEMREG_ROOT).
+"$ctl" --root "$tmp/none" regions >"$tmp/out" 2>"$tmp/err"
+st=$?
+[ $st -eq 1 ] && [ "$(cat "$tmp/err")" = "memregctl: root $tmp/none: No such file or directory" ] ||
+	fail "memregctl --root DIR regions: exit $st: $(cat "$tmp/err")"
+"$ctl" --root "$fix" regions --json --no-occupancy >"$tmp/out" 2>"$tmp/err" &&
+	"$ctl" regions --root "$fix" --json --no-occupancy >"$tmp/out2" 2>&1 &&
+	cmp -s "$tmp/out" "$tmp/out2" || fail "memregctl --root DIR regions differs from regions --root DIR"
+"$ctl" --bogus regions >"$tmp/out" 2>"$tmp/err"
+st=$?
+[ $st -eq 2 ] && [ "$(cat "$tmp/err")" = "memregctl: unknown option '--bogus' (before the command: --root DIR, --version, --help)" ] ||
+	fail "memregctl --bogus regions: exit $st: $(cat "$tmp/err")"
+[ "$("$ctl" --version)" = "$("$ctl" version)" ] || fail "--version and version differ"
+
 # Every command `memregctl help` lists has its case above.
 "$ctl" help >"$tmp/help" || fail "memregctl help: exit status $?"
 commands=$(sed -n '/^Commands:$/,/^$/s/^  \([a-z][a-z-]*\)  .*/\1/p' "$tmp/help")

@@ -1,6 +1,7 @@
 #!/bin/sh
 # memregctl regions' table against its own JSON, on the fixture machines: one unit per
-# size column (named in its header), a total row that adds the rows up, -z leaving
+# size column (named in its header), every cell the JSON's bytes in it to two decimals
+# ("<0.01" for a small non-zero), a total row that adds the rows up, -z leaving
 # out exactly the regions that hold nothing, power as "600 mW" and latency as "750 ns".
 set -u
 b=${top_builddir:-.}
@@ -55,13 +56,21 @@ if total is None:
 else:
     nums = [float(x) for x in total.split()[1:]]
     for (c, f), got in zip(keys.items(), nums):
-        want = round(sum(f(r) for r in regions) / unit[c], 1)
-        if abs(got - want) > 0.05 + 1e-9:
+        want = round(sum(f(r) for r in regions) / unit[c], 2)
+        if abs(got - want) > 0.005 + 1e-9:
             bad.append(f"total {c}: {got}, rows of the JSON add up to {want}")
+def cell(v, u):
+    return str(v) if u == 1 else ("<0.01" if v and v / u < 0.005 else f"{v / u:.2f}")
 for r in regions:
     if r["id"] not in rows:
         continue
     cells = rows[r["id"]].split()
+    # ID RANGE SIZE NODE ...; FREE MOVABLE UNMOVABLE are the last three
+    want = [cell(keys["SIZE"](r), unit["SIZE"])] + [cell(keys[c](r), unit[c]) for c in
+                                                   ("FREE", "MOVABLE", "UNMOVABLE")]
+    got = [cells[2]] + cells[-3:]
+    if r["occupancy"]["granularity"] != "none" and got != want:
+        bad.append(f"region {r['id']}: cells {got}, JSON gives {want}")
     for s in r["power_states"]:
         if s["has_characteristics"]:
             want = f'{s["state"]} {s["average_power_mw"]} mW {s["exit_latency_ns"]} ns'

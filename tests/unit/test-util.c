@@ -408,6 +408,34 @@ static void test_proc_maps(void **state)
 	assert_int_equal(mr_proc_maps_read(91, &m, &nr), -ESRCH);
 }
 
+/* A host file (--mpst FILE, a record) is read whole, never under the root; the size
+ * limit holds; the same reader serves the root layer. */
+static void test_read_host_file(void **state)
+{
+	char path[PATH_MAX], *data;
+	size_t len;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/host-file", fixture_dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (len = 0; len < 10000; len++)
+		fputc('a' + (int)(len % 26), f);
+	fclose(f);
+	/* the root is the fixture, yet the path is the host's own */
+	assert_true(mr_root_is_fixture());
+	assert_int_equal(mr_read_host_file(path, 1 << 20, &data, &len), 0);
+	assert_int_equal(len, 10000);
+	assert_int_equal(data[9999], 'a' + 9999 % 26);
+	assert_int_equal(data[10000], '\0');
+	free(data);
+	assert_int_equal(mr_read_host_file(path, 8192, &data, &len), -EFBIG);
+	assert_non_null(strstr(mr_last_error(), "larger than 8192 bytes"));
+	assert_int_equal(mr_read_host_file("/nonexistent-memreg", 8192, &data, &len), -ENOENT);
+	assert_string_equal(mr_last_error(), "/nonexistent-memreg: No such file or directory");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -425,6 +453,7 @@ int main(void)
 		cmocka_unit_test(test_error_wrap),
 		cmocka_unit_test(test_proc_stat),
 		cmocka_unit_test(test_proc_maps),
+		cmocka_unit_test(test_read_host_file),
 	};
 
 	return cmocka_run_group_tests(tests, setup_root, teardown_root);
