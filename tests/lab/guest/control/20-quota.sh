@@ -1,7 +1,8 @@
 #!/bin/sh
 # The same with "quota bytes 16M per 1s": with 1 s aggregation intervals each reset
 # interval is one aggregation, so no action line of the run may exceed 16 MiB, and
-# the statistics give sz_tried <= 16 MiB x aggregations.
+# the statistics give sz_tried <= 16 MiB x aggregations; and the run gets further
+# than the first 16 MiB.
 . /lab/tests/lib
 [ -e $admin/nr_kdamonds ] || skip "no DAMON sysfs in this kernel"
 [ "$(cat $admin/nr_kdamonds)" = 0 ] || skip "DAMON in use before the test"
@@ -22,4 +23,7 @@ echo "quota: $aggr aggregations, sz_tried $tried, qt_exceeds $exceeds, cold on n
 max=$(sed -n '/"actions"/,$p' /tmp/q.json | grep -o '"bytes":[0-9]*' | cut -d: -f2 | sort -n | tail -1)
 [ "${max:-0}" -le 16777216 ] || fail "an aggregation applied $max bytes, over the 16 MiB quota"
 [ "$exceeds" -gt 0 ] || fail "the quota was never spent (qt_exceeds 0)"
+# each reset interval takes the next 16 MiB, not the same first ones again (DAMOS's
+# age reset of what was acted on): at least two quotas' worth arrived
+[ "$cold_on3" -ge 8192 ] || fail "only $cold_on3 cold pages on node 3 after $aggr intervals of 16 MiB"
 echo "PASS: at most ${max:-0} bytes per reset interval (quota 16777216), qt_exceeds $exceeds"
