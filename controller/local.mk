@@ -3,10 +3,27 @@
 noinst_LTLIBRARIES += libmrcontrol.la
 libmrcontrol_la_SOURCES = controller/scheme.c controller/scheme.h \
 	controller/engine.c controller/engine.h \
-	controller/plan.c controller/plan.h
+	controller/plan.c controller/plan.h \
+	controller/action.c controller/action.h \
+	controller/run.c controller/run.h controller/metrics.c \
+	controller/conf.c controller/conf.h
 libmrcontrol_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-# memregctl plan and evacuate: thin commands over the planner.
-tools_memregctl_SOURCES += tools/cmd-plan.c tools/cmd-evacuate.c
+# memregctl plan, evacuate and control: thin commands over controller/ (tools/local.mk,
+# included before this file, sets the list and links libmrcontrol.la first).
+tools_memregctl_SOURCES += tools/cmd-plan.c tools/cmd-evacuate.c tools/cmd-control.c
+# memregd: the same engine as a service (sbin), and its systemd unit.
+sbin_PROGRAMS += tools/memregd
+tools_memregd_SOURCES = tools/memregd.c
+tools_memregd_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+tools_memregd_LDADD = libmrcontrol.la libmrcore.la libmrcommon.la \
+	$(JSONC_LIBS) $(HWLOC_LIBS) $(NUMA_LIBS) $(PFM_LIBS)
+nodist_systemdsystemunit_DATA = systemd/memregd.service
+EXTRA_DIST += systemd/memregd.service.in
+CLEANFILES += systemd/memregd.service
+systemd/memregd.service: systemd/memregd.service.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) $(@D) && \
+	sed -e 's|@sbindir[@]|$(sbindir)|g' -e 's|@sysconfdir[@]|$(sysconfdir)|g' \
+		-e 's|@localstatedir[@]|$(localstatedir)|g' $< >$@.tmp && mv $@.tmp $@
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/controller/test-scheme
@@ -28,6 +45,11 @@ tests_controller_test_plan_CFLAGS = $(MR_TEST_CFLAGS)
 tests_controller_test_plan_LDADD = libmrcontrol.la $(MR_TEST_LDADD)
 TESTS += tests/controller/test-plan
 TESTS += tests/controller/evacuate-cli.sh
+check_PROGRAMS += tests/controller/test-action
+tests_controller_test_action_SOURCES = tests/controller/test-action.c
+tests_controller_test_action_CFLAGS = $(MR_TEST_CFLAGS)
+tests_controller_test_action_LDADD = libmrcontrol.la $(MR_TEST_LDADD)
+TESTS += tests/controller/test-action
 endif
 EXTRA_DIST += tests/controller/evacuate-cli.sh
 
@@ -48,3 +70,21 @@ fuzz-run-scheme: fuzz/fuzz-scheme
 	  grep -E '^(Done|stat::|SUMMARY|==[0-9]+==ERROR)' fuzz/fuzz-scheme.log; exit $$status
 endif
 CLEANFILES += fuzz/fuzz-scheme
+
+if ENABLE_TESTS
+# memregctl control, replay-driven: exact actions and statistics of a known record.
+check_PROGRAMS += tests/controller/mk-ctl-record
+tests_controller_mk_ctl_record_SOURCES = tests/controller/mk-ctl-record.c
+tests_controller_mk_ctl_record_LDADD = libmrcore.la libmrcommon.la $(ZLIB_LIBS)
+TESTS += tests/controller/control-cli.sh tests/controller/metrics-textfile.sh \
+	tests/controller/memregd.sh tests/controller/unit-verify.sh
+EXTRA_DIST += tests/controller/control-cli.sh tests/controller/metrics-textfile.sh \
+	tests/controller/memregd.sh tests/controller/unit-verify.sh
+endif
+
+# The control lab group's workload (tests/lab/guest/control/), copied into the guest.
+if ENABLE_TESTS
+noinst_PROGRAMS += tests/lab/progs/mr-hotcold
+tests_lab_progs_mr_hotcold_SOURCES = tests/lab/progs/mr-hotcold.c
+tests_lab_progs_mr_hotcold_LDADD = libmrcommon.la $(NUMA_LIBS)
+endif

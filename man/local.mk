@@ -11,6 +11,7 @@ MR_MAN_PAGES = \
 	man/memregctl-record.1 \
 	man/memregctl-report.1 \
 	man/memregctl-profile.1 \
+	man/memregctl-control.1 \
 	man/memregctl-energy.1 \
 	man/memregctl-alloc-stats.1 \
 	man/memregctl-version.1 \
@@ -20,6 +21,8 @@ MR_MAN_PAGES = \
 	man/memreg-plan.5 \
 	man/memreg-accessgen.1 \
 	man/memreg-record.5 \
+	man/memregd.8 \
+	man/memregd.conf.5 \
 	man/libmemreg.3
 nodist_man_MANS = $(MR_MAN_PAGES)
 EXTRA_DIST += $(MR_MAN_PAGES:=.in)

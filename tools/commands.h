@@ -14,6 +14,7 @@ MR_CMD(evacuate, "carry out a plan: empty its regions and take them offline, or 
 MR_CMD(record, "record which memory a process (or physical memory) accesses, over time")
 MR_CMD(report, "heatmaps, working-set sizes and per-region access rates of a record")
 MR_CMD(profile, "learn hot and cold allocation sites (MEMREG_PROFILE) from a record and a site map")
+MR_CMD(control, "apply schemes (access pattern -> action) to a process: move cold data out")
 MR_CMD2(damon_reset, "damon-reset", "clean up the kernel's DAMON after a memreg was killed (its own kdamonds only)")
 MR_CMD(energy, "DRAM energy of a command, per socket and per region (RAPL or the model)")
 MR_CMD2(alloc_stats, "alloc-stats", "show the live stats of a process running under libmemreg.so")
