@@ -32,7 +32,8 @@ struct mr_tcache {
 
 /* "alloc.c" */
 extern char *mr_arena_base MR_HIDDEN;
-extern size_t mr_arena_bytes MR_HIDDEN;
+extern size_t mr_arena_bytes MR_HIDDEN;	/* reserved now; grows (see os_grow) */
+extern uint32_t mr_arena_max_regions MR_HIDDEN;
 extern struct mr_span *mr_spans MR_HIDDEN;
 extern struct mr_heap mr_heap MR_HIDDEN;
 extern int mr_sites_on MR_HIDDEN;
@@ -44,6 +45,9 @@ void *mr_small_alloc_shared(unsigned cls, enum mr_temp temp) MR_HIDDEN;
 void mr_local_free_slow(struct mr_bin *b, struct mr_span *s, void *p) MR_HIDDEN;
 void mr_remote_free(struct mr_span *s, void *p) MR_HIDDEN;
 void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp) MR_HIDDEN;
+bool mr_large_fits(size_t size, size_t align) MR_HIDDEN;
+/* An allocation went to glibc's malloc: count it, say so once on stderr. */
+void mr_fallback_note(void) MR_HIDDEN;
 void mr_large_free(struct mr_span *s) MR_HIDDEN;
 bool mr_large_resize(struct mr_span *s, size_t size) MR_HIDDEN;
 size_t mr_usable_size_span(const struct mr_span *s) MR_HIDDEN;
@@ -69,9 +73,12 @@ static inline struct mr_span *mr_span_of(const void *p)
 	return &mr_spans[mr_spans[mr_addr_page(p)].head];
 }
 
+/* The reserved part only: what lies above it in the arena's window may be anyone's.
+ * It only grows, so a stale read can miss only pointers this thread cannot hold. */
 static inline bool mr_in_arena(const void *p)
 {
-	return (uintptr_t)p - (uintptr_t)mr_arena_base < mr_arena_bytes;
+	return (uintptr_t)p - (uintptr_t)mr_arena_base <
+	       __atomic_load_n(&mr_arena_bytes, __ATOMIC_RELAXED);
 }
 
 /* "sites.c" */
@@ -99,5 +106,9 @@ void mr_sites_unlock(void) MR_HIDDEN;
 void mr_stats_init(void) MR_HIDDEN;
 void mr_stats_after_fork(void) MR_HIDDEN;
 void mr_stats_publish(void) MR_HIDDEN;	/* heap lock held; no-op unless exporting */
+/* @n allocations have gone to glibc (no lock: one counter, stored atomically). */
+void mr_stats_fallback(uint64_t n) MR_HIDDEN;
+/* The arena could not be set up: export what stats there are (disabled = 1). */
+void mr_stats_init_disabled(void) MR_HIDDEN;
 
 #endif

@@ -19,6 +19,7 @@
 /* ---- foreign pointers: glibc's own functions, found lazily ---- */
 
 static void *(*g_malloc)(size_t);
+static void *(*g_memalign)(size_t, size_t);
 static void (*g_free)(void *);
 static void *(*g_realloc)(void *, size_t);
 static size_t (*g_usable)(void *);
@@ -26,7 +27,7 @@ static _Atomic int g_resolving;
 
 /* dlsym may allocate: while it runs, allocations come from this buffer, and frees
  * of them are ignored. */
-static char boot_buf[16384] __attribute__((aligned(64)));
+static char boot_buf[16384] __attribute__((aligned(MR_PAGE_SIZE)));
 static size_t boot_used;
 
 static bool in_boot(const void *p)
@@ -34,15 +35,27 @@ static bool in_boot(const void *p)
 	return (const char *)p >= boot_buf && (const char *)p < boot_buf + sizeof(boot_buf);
 }
 
-static void *boot_alloc(size_t size)
+/* @align is a power of two; sizes and alignments that cannot fit fail as glibc's
+ * would (ENOMEM), never wrapping the offset. */
+static void *boot_alloc(size_t size, size_t align)
 {
-	size_t off = __atomic_fetch_add(&boot_used, (size + 15) & ~(size_t)15, __ATOMIC_RELAXED);
+	size_t off = __atomic_load_n(&boot_used, __ATOMIC_RELAXED), start;
 
-	if (off + size > sizeof(boot_buf)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return boot_buf + off;	/* zero: never reused */
+	if (align < MR_MIN_ALIGN)
+		align = MR_MIN_ALIGN;
+	do {
+		if (size > sizeof(boot_buf) || align > sizeof(boot_buf)) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		start = (off + align - 1) & ~(align - 1);
+		if (start + size > sizeof(boot_buf)) {
+			errno = ENOMEM;
+			return NULL;
+		}
+	} while (!__atomic_compare_exchange_n(&boot_used, &off, start + ((size + 15) & ~(size_t)15),
+					      true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return boot_buf + start;	/* zero: never reused */
 }
 
 static void resolve_glibc(void)
@@ -51,6 +64,7 @@ static void resolve_glibc(void)
 		return;
 	atomic_store(&g_resolving, 1);
 	g_malloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
+	g_memalign = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign");
 	g_realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
 	g_usable = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
 	g_free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
@@ -76,21 +90,40 @@ static size_t foreign_usable(void *p)
 
 /* ---- allocation ---- */
 
+/* When libmemreg cannot serve a request its heap could (it could not set up, or the
+ * arena cannot grow), glibc's malloc does, and the process is told once on stderr
+ * (mr_fallback_note): never split between two allocators silently. */
+static void *glibc_alloc(size_t size, size_t align)
+{
+	void *p = NULL;
+
+	resolve_glibc();
+	if (align <= MR_MIN_ALIGN && g_malloc)
+		p = g_malloc(size);
+	else if (g_memalign)
+		p = g_memalign(align, size);
+	if (p)
+		mr_fallback_note();
+	else
+		errno = ENOMEM;
+	return p;
+}
+
 static void *alloc_pick(size_t size, size_t align, enum mr_temp temp)
 {
 	struct mr_tcache *tc;
 	unsigned cls;
 	void *p;
 
-	if (MR_UNLIKELY(atomic_load_explicit(&g_resolving, memory_order_relaxed)))
-		return boot_alloc(size);
-	if (MR_UNLIKELY(!mr_ready())) {
-		resolve_glibc();
-		p = g_malloc && align <= MR_MIN_ALIGN ? g_malloc(size) : NULL;
-		if (!p)
-			errno = ENOMEM;
-		return p;
+	/* glibc's bound: no object may exceed PTRDIFF_MAX (nor its size wrap below). */
+	if (MR_UNLIKELY(size > PTRDIFF_MAX)) {
+		errno = ENOMEM;
+		return NULL;
 	}
+	if (MR_UNLIKELY(atomic_load_explicit(&g_resolving, memory_order_relaxed)))
+		return boot_alloc(size, align);
+	if (MR_UNLIKELY(!mr_ready()))
+		return glibc_alloc(size, align);
 	if (size <= MR_SMALL_MAX && align <= MR_PAGE_SIZE) {
 		cls = align <= MR_MIN_ALIGN ? mr_size_class(size) : mr_size_class_aligned(size, align);
 		if (cls < MR_NR_CLASSES) {
@@ -110,19 +143,17 @@ static void *alloc_pick(size_t size, size_t align, enum mr_temp temp)
 			}
 			if (p)
 				return p;
-			errno = ENOMEM;
-			return NULL;
+			return glibc_alloc(size, align);
 		}
 	}
 	p = mr_large_alloc(size, align, temp);
-	if (!p) {
-		/* The arena is full or the request absurd: glibc decides (ENOMEM). */
-		resolve_glibc();
-		p = g_malloc && align <= MR_MIN_ALIGN && size <= PTRDIFF_MAX ? g_malloc(size) : NULL;
-		if (!p)
-			errno = ENOMEM;
+	if (p)
+		return p;
+	if (!mr_large_fits(size, align)) {	/* more than the whole arena: as glibc would */
+		errno = ENOMEM;
+		return NULL;
 	}
-	return p;
+	return glibc_alloc(size, align);
 }
 
 /* Every allocation that is not a bin pop: site tracking is done here, since site
@@ -271,6 +302,10 @@ static void *realloc_impl(void *p, size_t size, const void *ret)
 		return alloc_fast(size, ret);
 	if (size == 0) {
 		free_inline(p);
+		return NULL;
+	}
+	if (MR_UNLIKELY(size > PTRDIFF_MAX)) {	/* glibc's bound; the block stays intact */
+		errno = ENOMEM;
 		return NULL;
 	}
 	if (!mr_in_arena(p)) {

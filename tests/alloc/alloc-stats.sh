@@ -27,7 +27,7 @@ for fd in /proc/$pid/fd/*; do
 done
 [ -s "$tmp/good.bin" ] || fail "no memfd memreg-alloc.$pid in /proc/$pid/fd"
 grep -q "^pid $pid: 4096 regions of 64 MiB" "$tmp/out.txt" || fail "table header: $(head -1 "$tmp/out.txt")"
-for field in '"version":1' "\"pid\":$pid" '"region_bytes":67108864' '"regions_live":1' '"state":"live"'; do
+for field in '"version":2' "\"pid\":$pid" '"region_bytes":67108864' '"regions_live":1' '"state":"live"'; do
 	tr -d ' \n' <"$tmp/out.json" | grep -q "$field" || fail "JSON lacks $field"
 done
 touch "$tmp/go"
