@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -336,6 +337,18 @@ static int heap_init(void)
 	mr_arena_base = base;
 	tc_init(&gtc);
 	all_caches = &gtc;
+	{
+		const unsigned char *rnd = (const unsigned char *)getauxval(AT_RANDOM);
+		unsigned c;
+
+		if (rnd)
+			memcpy(&mr_free_key, rnd + 8, sizeof(mr_free_key));
+		mr_free_key ^= (uintptr_t)base * 0x9e3779b97f4a7c15u;
+		if (!mr_free_key)
+			mr_free_key = 0x5a5a5a5a5a5a5a5au;
+		for (c = 0; c < MR_NR_CLASSES; c++)
+			mr_class_magic[c] = UINT64_MAX / mr_class_size[c] + 1;
+	}
 	return 0;
 }
 
@@ -503,8 +516,7 @@ static void slab_release(struct mr_span *s)
  * one; b is the bin of the slab's temperature and class. */
 void mr_local_free_slow(struct mr_bin *b, struct mr_span *s, void *p)
 {
-	*(void **)p = s->free_list;
-	s->free_list = p;
+	mr_list_push(&s->free_list, p);
 	if (--s->used == 0) {
 		if (s->flags & MR_SLAB_PARTIAL)
 			partial_del(b, s);
@@ -521,12 +533,46 @@ static void local_free(struct mr_tcache *tc, struct mr_span *s, void *p)
 	struct mr_bin *b = &tc->bins[s->temp][s->cls];
 
 	if (s == b->cur) {
-		*(void **)p = b->free;
-		b->free = p;
+		mr_list_push(&b->free, p);
 		b->cur_used--;
 		return;
 	}
 	mr_local_free_slow(b, s, p);
+}
+
+uintptr_t mr_free_key;
+uint64_t mr_class_magic[MR_NR_CLASSES];
+
+void mr_heap_corrupt(const char *msg)
+{
+	mr_write_str(2, "libmemreg: ");
+	mr_write_str(2, msg);
+	mr_write_str(2, "\n");
+	abort();
+}
+
+/* Whether list @p (at most @max objects) holds @obj; a longer list is corrupt. */
+static bool list_holds(void *p, const void *obj, uint32_t max)
+{
+	for (; p; p = mr_list_next(p)) {
+		if (p == obj)
+			return true;
+		if (!max--)
+			mr_heap_corrupt("free(): corrupted free list");
+	}
+	return false;
+}
+
+/* A local free found the free key in @p: a double free if @p is on its slab's
+ * free list, the bin's (if the slab is current) or the cache's inbox; else the
+ * program's data happened to match the key. */
+void mr_double_free_check(struct mr_tcache *tc, struct mr_span *s, void *p)
+{
+	struct mr_bin *b = &tc->bins[s->temp][s->cls];
+
+	if (list_holds(s == b->cur ? b->free : s->free_list, p, s->capacity) ||
+	    list_holds(atomic_load_explicit(&tc->inbox, memory_order_acquire), p, UINT32_MAX))
+		mr_heap_corrupt("free(): double free detected");
 }
 
 /* Frees that other threads pushed onto this cache's inbox. */
@@ -535,7 +581,7 @@ static void drain_inbox(struct mr_tcache *tc)
 	void *p = atomic_exchange_explicit(&tc->inbox, NULL, memory_order_acquire);
 
 	while (p) {
-		void *next = *(void **)p;
+		void *next = mr_list_next(p);
 		struct mr_span *s = mr_span_of(p);
 
 		local_free(tc, s, p);
@@ -548,8 +594,13 @@ void mr_remote_free(struct mr_span *s, void *p)
 	struct mr_tcache *owner = s->owner;
 	void *head = atomic_load_explicit(&owner->inbox, memory_order_relaxed);
 
+	/* Another thread's lists cannot be searched: the key alone says double free
+	 * (it is cleared whenever an object is handed out). */
+	if (MR_UNLIKELY(((uintptr_t *)p)[1] == mr_free_key))
+		mr_heap_corrupt("free(): double free detected");
+	((uintptr_t *)p)[1] = mr_free_key;
 	do {
-		*(void **)p = head;
+		*(void **)p = mr_link(p, head);
 	} while (!atomic_compare_exchange_weak_explicit(&owner->inbox, &head, p,
 							memory_order_release,
 							memory_order_relaxed));
@@ -567,8 +618,9 @@ static void slab_extend(struct mr_bin *b, struct mr_span *s)
 	if (n > s->capacity - s->bump)
 		n = s->capacity - s->bump;
 	for (i = 0; i + 1 < n; i++)
-		*(void **)(first + (size_t)i * size) = first + (size_t)(i + 1) * size;
-	*(void **)(first + (size_t)(n - 1) * size) = b->free;
+		*(void **)(first + (size_t)i * size) = mr_link(first + (size_t)i * size,
+							       first + (size_t)(i + 1) * size);
+	*(void **)(first + (size_t)(n - 1) * size) = mr_link(first + (size_t)(n - 1) * size, b->free);
 	b->free = first;
 	s->bump += n;
 }
@@ -666,8 +718,7 @@ void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 		set_current(b, s);
 		slab_extend(b, s);
 	}
-	p = b->free;
-	b->free = *(void **)p;
+	p = mr_list_pop(&b->free);
 	b->cur_used++;
 	return p;
 }
@@ -679,7 +730,7 @@ void *mr_small_alloc_shared(unsigned cls, enum mr_temp temp)
 	pthread_mutex_lock(&gtc_lock);
 	p = gtc.bins[temp][cls].free;
 	if (p) {
-		gtc.bins[temp][cls].free = *(void **)p;
+		mr_list_pop(&gtc.bins[temp][cls].free);
 		gtc.bins[temp][cls].cur_used++;
 	} else {
 		p = mr_small_refill(&gtc, cls, temp);

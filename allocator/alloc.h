@@ -44,6 +44,7 @@ void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp) MR_
 void *mr_small_alloc_shared(unsigned cls, enum mr_temp temp) MR_HIDDEN;
 void mr_local_free_slow(struct mr_bin *b, struct mr_span *s, void *p) MR_HIDDEN;
 void mr_remote_free(struct mr_span *s, void *p) MR_HIDDEN;
+void mr_double_free_check(struct mr_tcache *tc, struct mr_span *s, void *p) MR_HIDDEN;
 void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp) MR_HIDDEN;
 bool mr_large_fits(size_t size, size_t align) MR_HIDDEN;
 /* An allocation went to glibc's malloc: count it, say so once on stderr. */
@@ -79,6 +80,53 @@ static inline bool mr_in_arena(const void *p)
 {
 	return (uintptr_t)p - (uintptr_t)mr_arena_base <
 	       __atomic_load_n(&mr_arena_bytes, __ATOMIC_RELAXED);
+}
+
+/* ---- heap integrity (glibc's level): free lists of small objects ----
+ * Safe-linking as in glibc 2.32: a free object's next pointer is stored as
+ * next ^ (the object's address >> 12), so a pointer written over it by a use after
+ * free or an overflow does not lead anywhere chosen, and one that reveals to a
+ * misaligned address aborts. The word after it holds mr_free_key while the object
+ * is free (cleared when handed out): a free that finds it is a suspected double
+ * free, checked against the free lists before aborting. */
+extern uintptr_t mr_free_key MR_HIDDEN;
+/* Lemire's divisibility test: off is a multiple of class c's size iff
+ * off * mr_class_magic[c] <= mr_class_magic[c] - 1 (64-bit wrap, off < 2^32). */
+extern uint64_t mr_class_magic[MR_NR_CLASSES] MR_HIDDEN;
+/* Print "libmemreg: @msg" on stderr, one line, and abort (as glibc's malloc_printerr). */
+void mr_heap_corrupt(const char *msg) MR_HIDDEN __attribute__((noreturn, cold));
+
+static inline void *mr_link(const void *slot, const void *next)
+{
+	return (void *)(((uintptr_t)slot >> 12) ^ (uintptr_t)next);
+}
+
+/* Push free object @p on the list at *@head. */
+static inline void mr_list_push(void **head, void *p)
+{
+	((void **)p)[0] = mr_link(p, *head);
+	((uintptr_t *)p)[1] = mr_free_key;
+	*head = p;
+}
+
+/* The object after free object @p. */
+static inline void *mr_list_next(const void *p)
+{
+	uintptr_t next = (uintptr_t)mr_link(p, ((void *const *)p)[0]);
+
+	if (MR_UNLIKELY(next & 15))
+		mr_heap_corrupt("malloc(): unaligned free list pointer detected");
+	return (void *)next;
+}
+
+/* Pop the first object of the non-empty list at *@head. */
+static inline void *mr_list_pop(void **head)
+{
+	void *p = *head;
+
+	*head = mr_list_next(p);
+	((uintptr_t *)p)[1] = 0;
+	return p;
 }
 
 /* "sites.c" */

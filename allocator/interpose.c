@@ -131,9 +131,8 @@ static void *alloc_pick(size_t size, size_t align, enum mr_temp temp)
 			if (tc) {
 				struct mr_bin *b = &tc->bins[temp][cls];
 
-				p = b->free;
-				if (p) {
-					b->free = *(void **)p;
+				if (b->free) {
+					p = mr_list_pop(&b->free);
 					b->cur_used++;
 				} else {
 					p = mr_small_refill(tc, cls, temp);
@@ -209,13 +208,12 @@ static __attribute__((noinline)) void large_free_keep_errno(struct mr_span *s)
 static inline void *bin_pop(struct mr_tcache *tc, enum mr_temp t, size_t size)
 {
 	struct mr_bin *b = &tc->bins[t][mr_size_class(size)];
-	void *p = b->free;
 
-	if (MR_LIKELY(p != NULL)) {
-		b->free = *(void **)p;
+	if (MR_LIKELY(b->free != NULL)) {
 		b->cur_used++;
+		return mr_list_pop(&b->free);
 	}
-	return p;
+	return NULL;
 }
 
 /* With a profile loaded the call site picks the bin (site-map tracking is off). */
@@ -246,10 +244,39 @@ static inline void *alloc_fast(size_t size, const void *ret)
 	return alloc_fast_miss(tc, size, ret);
 }
 
+/* A pointer free() or realloc() cannot take: say what (as glibc does) and abort. */
+static __attribute__((noinline, noreturn, cold)) void bad_pointer(const char *msg)
+{
+	mr_heap_corrupt(msg);
+}
+
+/* Whether @p, on a page of slab @s (that page's descriptor), is the start of an
+ * object: its offset from the slab's start is a multiple of the class size. */
+static inline bool slab_object_start(const struct mr_span *s, uint32_t page, const void *p)
+{
+	uint64_t off = ((uint64_t)(page - s->head) << MR_PAGE_SHIFT) |
+		       ((uintptr_t)p & (MR_PAGE_SIZE - 1));
+
+	return off * mr_class_magic[s->cls] <= mr_class_magic[s->cls] - 1;
+}
+
+/* The descriptor of the large or huge span starting at @p, or NULL. Only a head's
+ * own descriptor is trusted: interior pages keep stale heads from earlier spans. */
+static inline struct mr_span *large_head(uint32_t page, const void *p)
+{
+	struct mr_span *s = &mr_spans[page];
+
+	if (((uintptr_t)p & (MR_PAGE_SIZE - 1)) || s->head != page ||
+	    (s->kind != MR_SPAN_LARGE && s->kind != MR_SPAN_HUGE))
+		return NULL;
+	return s;
+}
+
 static inline void free_inline(void *p)
 {
 	struct mr_span *s;
 	struct mr_tcache *tc;
+	uint32_t page;
 
 	if (MR_UNLIKELY(!mr_in_arena(p))) {
 		if (p)
@@ -259,15 +286,19 @@ static inline void free_inline(void *p)
 	if (MR_UNLIKELY(mr_site_ids != NULL))
 		mr_site_ids[mr_site_slot(p)] = 0;
 	/* A slab's every page descriptor has kind, owner, class: one read. */
-	s = &mr_spans[mr_addr_page(p)];
+	page = mr_addr_page(p);
+	s = &mr_spans[page];
 	tc = mr_tc;
 	if (MR_LIKELY(s->kind == MR_SPAN_SLAB)) {
+		if (MR_UNLIKELY(!slab_object_start(s, page, p)))
+			bad_pointer("free(): invalid pointer");
 		if (MR_LIKELY(s->owner == tc)) {
 			struct mr_bin *b = &tc->bins[s->temp][s->cls];
 
+			if (MR_UNLIKELY(((uintptr_t *)p)[1] == mr_free_key))
+				mr_double_free_check(tc, &mr_spans[s->head], p);
 			if (MR_LIKELY(s->head == b->cur_head)) {
-				*(void **)p = b->free;
-				b->free = p;
+				mr_list_push(&b->free, p);
 				b->cur_used--;
 				return;
 			}
@@ -277,19 +308,34 @@ static inline void free_inline(void *p)
 		mr_remote_free(s, p);	/* the owner is the same on every page */
 		return;
 	}
-	s = &mr_spans[s->head];
-	if (s->kind == MR_SPAN_LARGE || s->kind == MR_SPAN_HUGE)
-		large_free_keep_errno(s);
-	/* Anything else is a double or invalid free: ignored rather than corrupting. */
+	s = large_head(page, p);
+	if (MR_UNLIKELY(!s))	/* glibc aborts on these too: never ignored */
+		bad_pointer("free(): double free or invalid pointer");
+	large_free_keep_errno(s);
+}
+
+/* The span of @p for realloc and malloc_usable_size: the slab page's descriptor or
+ * the large span's head; NULL if @p is not the start of a live object's span. */
+static struct mr_span *span_checked(void *p)
+{
+	uint32_t page = mr_addr_page(p);
+	struct mr_span *s = &mr_spans[page];
+
+	if (s->kind == MR_SPAN_SLAB)
+		return slab_object_start(s, page, p) ? &mr_spans[s->head] : NULL;
+	return large_head(page, p);
 }
 
 static size_t usable_size(void *p)
 {
+	struct mr_span *s;
+
 	if (!p)
 		return 0;
 	if (!mr_in_arena(p))
 		return foreign_usable(p);
-	return mr_usable_size_span(mr_span_of(p));
+	s = span_checked(p);
+	return s ? mr_usable_size_span(s) : 0;
 }
 
 static void *realloc_impl(void *p, size_t size, const void *ret)
@@ -322,7 +368,9 @@ static void *realloc_impl(void *p, size_t size, const void *ret)
 		foreign_free(p);
 		return q;
 	}
-	s = mr_span_of(p);
+	s = span_checked(p);
+	if (!s)
+		bad_pointer("realloc(): invalid pointer");
 	if (s->kind == MR_SPAN_SLAB) {
 		old = mr_class_size[s->cls];
 		/* Keep it if the size still maps to its class (shrinks by up to a class). */
