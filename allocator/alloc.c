@@ -285,7 +285,6 @@ static void tc_init(struct mr_tcache *tc)
 }
 
 #define MR_ARENA_MAX (UINT64_C(1) << 40)	/* 1 TiB of address space at most */
-#define MR_ARENA_ALIGN (UINT64_C(1) << 32)	/* so aligned_alloc works up to 4 GiB */
 
 static int heap_init(void)
 {
@@ -306,7 +305,7 @@ static int heap_init(void)
 	}
 	order = (uint32_t)__builtin_ctzll(rs) - MR_PAGE_SHIFT;
 	max_regions = (uint32_t)(MR_ARENA_MAX / rs < MR_MAX_REGIONS ? MR_ARENA_MAX / rs : MR_MAX_REGIONS);
-	align = rs > MR_ARENA_ALIGN ? rs : MR_ARENA_ALIGN;
+	align = rs;	/* larger alignments come from the base's phase (find_run) */
 	max_bytes = (size_t)max_regions * rs;
 	max_sbytes = max_bytes / MR_PAGE_SIZE * sizeof(struct mr_span);
 	/* The whole window at once where RLIMIT_AS allows it (no growth ever needed);
