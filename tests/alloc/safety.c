@@ -285,10 +285,14 @@ static int mode_align_big(void)
 /* ---- resource limits (a child exec'd under the limit: the arena is set up
  * after the limit, as in a process started under `ulimit -v`) ---- */
 
+/* The soft limit only: the hard one stays, so a later step may raise it again. */
 static void set_limit(int res, rlim_t bytes)
 {
-	struct rlimit rl = { bytes, bytes };
+	struct rlimit rl;
 
+	if (getrlimit(res, &rl) != 0)
+		FAIL("getrlimit: %s", strerror(errno));
+	rl.rlim_cur = bytes;
 	if (setrlimit(res, &rl) != 0)
 		FAIL("setrlimit: %s", strerror(errno));
 }
@@ -381,12 +385,26 @@ static long vm_data_kib(void)
 	return kib;
 }
 
-/* A huge span whose commit fails part-way (RLIMIT_DATA): the regions committed
- * before the failure must not be lost; a smaller span fits in them. */
+/* Commits are chunks, not regions: with 24 MiB of RLIMIT_DATA left, a cold 1 MiB
+ * block opens a region of 64 MiB and is still libmemreg's. Then a huge span whose
+ * commit fails part-way: the regions committed before the failure must not be
+ * lost; a smaller span fits in them. */
 static int mode_rlimit_data(void)
 {
-	void *warm = malloc(100), *p, *q;
+	void *warm = malloc(100), *p, *q, *(*cold)(size_t);
 
+	cold = (void *(*)(size_t))sym("memreg_malloc_cold");
+	set_limit(RLIMIT_DATA, ((rlim_t)vm_data_kib() << 10) + (24u << 20));
+	p = cold(1u << 20);
+	if (!p || !in_memreg(p))
+		FAIL("memreg_malloc_cold(1 MiB) with 24 MiB of RLIMIT_DATA left: %p", p);
+	/* Cold data has regions of its own (the top ones): only a failed commit of a
+	 * whole 64 MiB region puts it beside the normal objects. */
+	if ((uintptr_t)p >> 26 == (uintptr_t)warm >> 26)
+		FAIL("memreg_malloc_cold(1 MiB) with 24 MiB of RLIMIT_DATA left: %p in the region of "
+		     "normal objects (%p): its own region was not committed", p, warm);
+	memset(p, 1, 1u << 20);
+	free(p);
 	set_limit(RLIMIT_DATA, ((rlim_t)vm_data_kib() << 10) + (160u << 20));
 	errno = 0;
 	p = malloc(192u << 20);
