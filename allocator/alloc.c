@@ -17,8 +17,9 @@
 #include "allocator/alloc.h"
 #include "allocator/internal.h"
 
-/* The arena: [mr_arena_base, + mr_arena_bytes). Written once at init; every free()
- * reads them without a lock to tell its pointers from foreign ones. */
+/* The arena: [mr_arena_base, + mr_arena_bytes). The base is written once at init,
+ * the size grows under RLIMIT_AS (os_grow); every free() reads them without a lock
+ * to tell its pointers from foreign ones. */
 char *mr_arena_base;
 size_t mr_arena_bytes;
 struct mr_span *mr_spans;
@@ -170,8 +171,9 @@ static char *map_at(char *addr, size_t bytes)
 
 /* Grow the arena in place to at least @want regions (at most the window): its
  * pages and its descriptors, each right above what is reserved. Doubling first
- * (few mappings), else just @want. Returns the new region count, 0 if it cannot:
- * RLIMIT_AS, or the address space above is taken. */
+ * (few mappings), else just @want. Returns the new region count; the old one if
+ * @want is beyond the window (that request cannot be met, others may); 0 if the
+ * arena cannot grow: RLIMIT_AS, or the address space above is taken. */
 static uint32_t os_grow(struct mr_heap *h, uint32_t want)
 {
 	uint32_t old = h->nregions, n;
@@ -179,7 +181,7 @@ static uint32_t os_grow(struct mr_heap *h, uint32_t want)
 
 	if (want > mr_arena_max_regions) {
 		fallback_reason = "the arena is full";
-		return 0;
+		return old;
 	}
 	n = old * 2 < mr_arena_max_regions ? old * 2 : mr_arena_max_regions;
 	if (n < want)

@@ -251,10 +251,12 @@ static bool grow_heap(struct mr_heap *h, uint32_t more)
 	if (!h->ops->grow || h->grow_failed)
 		return false;
 	n = h->ops->grow(h, h->nregions + more);
-	if (n < h->nregions + more || n > MR_MAX_REGIONS) {
-		h->grow_failed = 1;
+	if (n == 0 || n > MR_MAX_REGIONS) {
+		h->grow_failed = 1;	/* RLIMIT_AS or the space above: for good */
 		return false;
 	}
+	if (n < h->nregions + more)
+		return false;		/* beyond the window: this request only */
 	h->nregions = n;
 	h->node_hi[last] = n;
 	h->cold_bottom[last] = n;
@@ -292,10 +294,10 @@ static uint32_t pick_region_in(struct mr_heap *h, uint32_t order, enum mr_temp t
 			       uint32_t node)
 {
 	bool cold = temp == MR_TEMP_COLD;
-	uint32_t lo = h->node_lo[node], hi = h->node_hi[node];
 
 	for (;;) {
-		uint32_t r = mr_buddy_find_range(h, order, lo, hi, cold), n;
+		/* Re-read each time: growth moves the last group's top. */
+		uint32_t r = mr_buddy_find_range(h, order, h->node_lo[node], h->node_hi[node], cold), n;
 
 		if (r != MR_NONE && (cold ? r >= h->cold_bottom[node] : r < h->hot_top[node]))
 			return r;

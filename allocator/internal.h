@@ -89,7 +89,8 @@ struct mr_heap_ops {
 	 * commit chunks of one region, called once per chunk run. */
 	int (*commit_pages)(struct mr_heap *h, uint32_t page, uint32_t npages);
 	/* Optional. Extend the arena in place to at least @want regions (more if it
-	 * likes); returns the new count, 0 if it cannot (nothing changed). */
+	 * likes); returns the new count, the old one if @want is beyond what it could
+	 * ever reach, 0 if it cannot grow any more (nothing changed). */
 	uint32_t (*grow)(struct mr_heap *h, uint32_t want);
 };
 
