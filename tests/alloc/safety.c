@@ -252,7 +252,7 @@ static int mode_new_throw(void)
 
 /* ---- alignments above 4 GiB ---- */
 
-static int mode_align_big(void)
+static int mode_align_big_child(void)
 {
 	for (int k = 32; k <= 36; k++) {
 		size_t a = (size_t)1 << k;
@@ -278,6 +278,22 @@ static int mode_align_big(void)
 			memset(p, 1, 100);
 			free(p);
 		}
+	}
+	return 0;
+}
+
+/* In four processes: where the arena lands is random, and an arena that merely
+ * happens to be aligned to 64 GiB (1 in 16 for one aligned to 4 GiB) would hide a
+ * misalignment. */
+static int mode_align_big(void)
+{
+	char err[4096];
+
+	for (int i = 0; i < 4; i++) {
+		int st = run_child("align-big-child", "", err, sizeof(err));
+
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			FAIL("align-big process %d: status 0x%x, stderr:\n%s", i, st, err);
 	}
 	return 0;
 }
@@ -522,6 +538,8 @@ int main(int argc, char **argv)
 		return mode_new_throw_child(argc > 2 ? argv[2] : "");
 	if (!strcmp(m, "align-big"))
 		return mode_align_big();
+	if (!strcmp(m, "align-big-child"))
+		return mode_align_big_child();
 	if (!strcmp(m, "rlimit-as"))
 		return mode_rlimit_as();
 	if (!strcmp(m, "rlimit-as-child"))
