@@ -517,6 +517,8 @@ static void slab_release(struct mr_span *s)
  * one; b is the bin of the slab's temperature and class. */
 void mr_local_free_slow(struct mr_bin *b, struct mr_span *s, void *p)
 {
+	if (MR_UNLIKELY(p == s->free_list))	/* freed just before: glibc's fasttop */
+		mr_heap_corrupt("free(): double free detected");
 	mr_list_push(&s->free_list, p);
 	if (--s->used == 0) {
 		if (s->flags & MR_SLAB_PARTIAL)
@@ -550,30 +552,6 @@ void mr_heap_corrupt(const char *msg)
 	mr_write_str(2, msg);
 	mr_write_str(2, "\n");
 	abort();
-}
-
-/* Whether list @p (at most @max objects) holds @obj; a longer list is corrupt. */
-static bool list_holds(void *p, const void *obj, uint32_t max)
-{
-	for (; p; p = mr_list_next(p)) {
-		if (p == obj)
-			return true;
-		if (!max--)
-			mr_heap_corrupt("free(): corrupted free list");
-	}
-	return false;
-}
-
-/* A local free found the free key in @p: a double free if @p is on its slab's
- * free list, the bin's (if the slab is current) or the cache's inbox; else the
- * program's data happened to match the key. */
-void mr_double_free_check(struct mr_tcache *tc, struct mr_span *s, void *p)
-{
-	struct mr_bin *b = &tc->bins[s->temp][s->cls];
-
-	if (list_holds(s == b->cur ? b->free : s->free_list, p, s->capacity) ||
-	    list_holds(atomic_load_explicit(&tc->inbox, memory_order_acquire), p, UINT32_MAX))
-		mr_heap_corrupt("free(): double free detected");
 }
 
 /* Frees that other threads pushed onto this cache's inbox. */
@@ -618,10 +596,13 @@ static void slab_extend(struct mr_bin *b, struct mr_span *s)
 		n = 1;
 	if (n > s->capacity - s->bump)
 		n = s->capacity - s->bump;
-	for (i = 0; i + 1 < n; i++)
-		*(void **)(first + (size_t)i * size) = mr_link(first + (size_t)i * size,
-							       first + (size_t)(i + 1) * size);
-	*(void **)(first + (size_t)(n - 1) * size) = mr_link(first + (size_t)(n - 1) * size, b->free);
+	/* Linked and keyed as mr_list_push would: every listed object has the key. */
+	for (i = 0; i < n; i++) {
+		void **o = (void **)(first + (size_t)i * size);
+
+		o[0] = mr_link(o, i + 1 < n ? first + (size_t)(i + 1) * size : b->free);
+		((uintptr_t *)o)[1] = mr_free_key;
+	}
 	b->free = first;
 	s->bump += n;
 }

@@ -44,7 +44,6 @@ void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp) MR_
 void *mr_small_alloc_shared(unsigned cls, enum mr_temp temp) MR_HIDDEN;
 void mr_local_free_slow(struct mr_bin *b, struct mr_span *s, void *p) MR_HIDDEN;
 void mr_remote_free(struct mr_span *s, void *p) MR_HIDDEN;
-void mr_double_free_check(struct mr_tcache *tc, struct mr_span *s, void *p) MR_HIDDEN;
 void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp) MR_HIDDEN;
 bool mr_large_fits(size_t size, size_t align) MR_HIDDEN;
 /* An allocation went to glibc's malloc: count it, say so once on stderr. */
@@ -87,8 +86,11 @@ static inline bool mr_in_arena(const void *p)
  * next ^ (the object's address >> 12), so a pointer written over it by a use after
  * free or an overflow does not lead anywhere chosen, and one that reveals to a
  * misaligned address aborts. The word after it holds mr_free_key while the object
- * is free (cleared when handed out): a free that finds it is a suspected double
- * free, checked against the free lists before aborting. */
+ * is on a free list, checked and cleared when it is handed out: an object handed
+ * out twice (freed twice, the list looping back to it) or written over while free
+ * aborts there. A local free never reads the object (a cache miss on every cold
+ * free: +28% user time on alloc-bench's packing): it compares it with the list's
+ * head, glibc's "fasttop" check; a remote free reads the key. */
 extern uintptr_t mr_free_key MR_HIDDEN;
 /* Lemire's divisibility test: off is a multiple of class c's size iff
  * off * mr_class_magic[c] <= mr_class_magic[c] - 1 (64-bit wrap, off < 2^32). */
@@ -125,6 +127,8 @@ static inline void *mr_list_pop(void **head)
 	void *p = *head;
 
 	*head = mr_list_next(p);
+	if (MR_UNLIKELY(((uintptr_t *)p)[1] != mr_free_key))
+		mr_heap_corrupt("malloc(): double free or corrupted free list detected");
 	((uintptr_t *)p)[1] = 0;
 	return p;
 }

@@ -272,24 +272,6 @@ static inline struct mr_span *large_head(uint32_t page, const void *p)
 	return s;
 }
 
-/* A local free of slab object @p that found the free key: check for a double
- * free (aborts), then free it as the fast path would have. Out of line, so that
- * every call left in free_inline is a tail call and free needs no stack frame. */
-static __attribute__((noinline)) void free_suspect(void *p)
-{
-	struct mr_span *s = &mr_spans[mr_addr_page(p)];
-	struct mr_tcache *tc = mr_tc;
-	struct mr_bin *b = &tc->bins[s->temp][s->cls];
-
-	mr_double_free_check(tc, &mr_spans[s->head], p);
-	if (s->head == b->cur_head) {
-		mr_list_push(&b->free, p);
-		b->cur_used--;
-		return;
-	}
-	mr_local_free_slow(b, &mr_spans[s->head], p);
-}
-
 static inline void free_inline(void *p)
 {
 	struct mr_span *s;
@@ -313,11 +295,10 @@ static inline void free_inline(void *p)
 		if (MR_LIKELY(s->owner == tc)) {
 			struct mr_bin *b = &tc->bins[s->temp][s->cls];
 
-			if (MR_UNLIKELY(((uintptr_t *)p)[1] == mr_free_key)) {
-				free_suspect(p);
-				return;
-			}
 			if (MR_LIKELY(s->head == b->cur_head)) {
+				/* The object is not read: freed just before is all it checks. */
+				if (MR_UNLIKELY(p == b->free))
+					bad_pointer("free(): double free detected");
 				mr_list_push(&b->free, p);
 				b->cur_used--;
 				return;

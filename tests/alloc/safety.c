@@ -452,6 +452,15 @@ static int mode_misuse_child(const char *what)
 	if (!strcmp(what, "double")) {
 		free(p);
 		free(p);
+	} else if (!strcmp(what, "double-later")) {
+		/* Freed twice with another free between: the list loops back to p, and
+		 * the second time p is handed out it no longer carries the free key. */
+		q = malloc(40);
+		free(p);
+		free(q);
+		free(p);
+		for (int i = 0; i < 4; i++)
+			(void)malloc(40);
 	} else if (!strcmp(what, "interior")) {
 		free(p + 16);
 	} else if (!strcmp(what, "remote-double")) {
@@ -508,6 +517,8 @@ static int mode_misuse(void)
 	expect_abort("misuse-child", "double", "libmemreg: free(): double free detected\n");
 	expect_abort("misuse-child", "double-noncurrent", "libmemreg: free(): double free detected\n");
 	expect_abort("misuse-child", "remote-double", "libmemreg: free(): double free detected\n");
+	expect_abort("misuse-child", "double-later",
+		     "libmemreg: malloc(): double free or corrupted free list detected\n");
 	expect_abort("misuse-child", "interior", "libmemreg: free(): invalid pointer\n");
 	expect_abort("misuse-child", "large-double", "libmemreg: free(): double free or invalid pointer\n");
 	expect_abort("misuse-child", "large-interior", "libmemreg: free(): double free or invalid pointer\n");
