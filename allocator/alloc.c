@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -16,8 +17,9 @@
 #include "allocator/alloc.h"
 #include "allocator/internal.h"
 
-/* The arena: [mr_arena_base, + mr_arena_bytes). Written once at init; every free()
- * reads them without a lock to tell its pointers from foreign ones. */
+/* The arena: [mr_arena_base, + mr_arena_bytes). The base is written once at init,
+ * the size grows under RLIMIT_AS (os_grow); every free() reads them without a lock
+ * to tell its pointers from foreign ones. */
 char *mr_arena_base;
 size_t mr_arena_bytes;
 struct mr_span *mr_spans;
@@ -28,6 +30,7 @@ static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t gtc_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t tc_key;
+uint32_t mr_arena_max_regions;	/* the regions the arena may grow to */
 static _Atomic int init_state;	/* 0 not yet, 1 in progress, 2 ready, -1 failed */
 
 /* The cache of threads that have none (starting up, exiting): used under gtc_lock. */
@@ -83,15 +86,33 @@ static uint32_t current_node(void)
 
 /* ---- the OS side of the heap ---- */
 
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+/* Why the arena could not serve (set where it failed, read by mr_fallback_note). */
+static const char *fallback_reason = "the arena cannot serve the request";
+
+static size_t region_bytes(const struct mr_heap *h)
+{
+	return (size_t)1 << (h->region_order + MR_PAGE_SHIFT);
+}
+
+static size_t region_span_bytes(const struct mr_heap *h)
+{
+	return ((size_t)1 << h->region_order) * sizeof(struct mr_span);
+}
+
+/* A region's descriptors become writable when it is opened (they hold its free
+ * lists); its pages only as spans are carved from them (os_commit_pages). */
 static int os_commit(struct mr_heap *h, uint32_t r)
 {
-	size_t rb = (size_t)1 << (h->region_order + MR_PAGE_SHIFT);
-	size_t sb = ((size_t)1 << h->region_order) * sizeof(struct mr_span);
+	size_t rb = region_bytes(h), sb = region_span_bytes(h);
 
-	if (mprotect(h->base + (size_t)r * rb, rb, PROT_READ | PROT_WRITE) != 0)
+	if (mprotect((char *)h->spans + (size_t)r * sb, sb, PROT_READ | PROT_WRITE) != 0) {
+		fallback_reason = "cannot commit memory (RLIMIT_DATA or the overcommit limit)";
 		return -1;
-	if (mprotect((char *)h->spans + (size_t)r * sb, sb, PROT_READ | PROT_WRITE) != 0)
-		return -1;
+	}
 	if (os_nnodes >= 2) {
 		/* Preferred, not bound: a full node falls back instead of the OOM killer. */
 		unsigned long mask[MR_NODE_IDS / (8 * sizeof(unsigned long))] = { 0 };
@@ -104,10 +125,21 @@ static int os_commit(struct mr_heap *h, uint32_t r)
 	return 0;
 }
 
+/* Pages [page, page + npages): a few commit chunks (2 MiB), never a whole region
+ * at once, so RLIMIT_DATA and strict overcommit see what is used. */
+static int os_commit_pages(struct mr_heap *h, uint32_t page, uint32_t npages)
+{
+	if (mprotect(h->base + ((size_t)page << MR_PAGE_SHIFT), (size_t)npages << MR_PAGE_SHIFT,
+		     PROT_READ | PROT_WRITE) != 0) {
+		fallback_reason = "cannot commit memory (RLIMIT_DATA or the overcommit limit)";
+		return -1;
+	}
+	return 0;
+}
+
 static void os_purge(struct mr_heap *h, uint32_t r, uint32_t n)
 {
-	size_t rb = (size_t)1 << (h->region_order + MR_PAGE_SHIFT);
-	size_t sb = ((size_t)1 << h->region_order) * sizeof(struct mr_span);
+	size_t rb = region_bytes(h), sb = region_span_bytes(h);
 
 	madvise(h->base + (size_t)r * rb, rb * n, MADV_DONTNEED);
 	madvise((char *)h->spans + (size_t)r * sb, sb * n, MADV_DONTNEED);
@@ -121,7 +153,61 @@ static uint64_t os_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static const struct mr_heap_ops os_ops = { os_commit, os_purge, os_now_ns };
+/* @bytes of address space exactly at @addr, PROT_NONE, never replacing a mapping;
+ * NULL if any of it is taken (or the kernel, before 4.17, took the flag as a hint). */
+static char *map_at(char *addr, size_t bytes)
+{
+	char *p = mmap(addr, bytes, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	if (p != addr) {
+		munmap(p, bytes);
+		return NULL;
+	}
+	return p;
+}
+
+/* Grow the arena in place to at least @want regions (at most the window): its
+ * pages and its descriptors, each right above what is reserved. Doubling first
+ * (few mappings), else just @want. Returns the new region count; the old one if
+ * @want is beyond the window (that request cannot be met, others may); 0 if the
+ * arena cannot grow: RLIMIT_AS, or the address space above is taken. */
+static uint32_t os_grow(struct mr_heap *h, uint32_t want)
+{
+	uint32_t old = h->nregions, n;
+	size_t rb = region_bytes(h), sb = region_span_bytes(h);
+
+	if (want > mr_arena_max_regions) {
+		fallback_reason = "the arena is full";
+		return old;
+	}
+	n = old * 2 < mr_arena_max_regions ? old * 2 : mr_arena_max_regions;
+	if (n < want)
+		n = want;
+	for (;;) {
+		char *a = map_at(h->base + (size_t)old * rb, (size_t)(n - old) * rb);
+
+		if (a) {
+			if (map_at((char *)h->spans + (size_t)old * sb, (size_t)(n - old) * sb)) {
+				__atomic_store_n(&mr_arena_bytes, (size_t)n * rb, __ATOMIC_RELEASE);
+				return n;
+			}
+			munmap(a, (size_t)(n - old) * rb);
+		}
+		if (n == want)
+			break;
+		n = want;
+	}
+	fallback_reason = "the arena cannot grow (RLIMIT_AS, or the address space above it is taken)";
+	return 0;
+}
+
+static const struct mr_heap_ops os_ops = {
+	.commit = os_commit, .purge = os_purge, .now_ns = os_now_ns,
+	.commit_pages = os_commit_pages, .grow = os_grow,
+};
 
 /* Reserve @bytes of address space aligned to @align, costing nothing until used. */
 static char *reserve(size_t bytes, size_t align)
@@ -139,6 +225,43 @@ static char *reserve(size_t bytes, size_t align)
 	return (char *)a;
 }
 
+/* Under RLIMIT_AS the window cannot be reserved whole: reserve its first @step
+ * bytes (and @sstep of descriptors), placed so that the window above them is free
+ * for growth. mmap hands out addresses top-down, so the window goes right below the
+ * lowest mapping (found by a probe): the program's later mappings fill free space
+ * from the top and the arena grows from the bottom, meeting only if both together
+ * exceed the window (which an RLIMIT_AS below the window's size forbids). */
+static int reserve_stepped(size_t step, size_t sstep, size_t max, size_t smax, size_t align,
+			   char **base, struct mr_span **spans)
+{
+	char *probe = mmap(NULL, step + align, PROT_NONE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uintptr_t top, b, sb;
+
+	if (probe == MAP_FAILED)
+		return -1;
+	munmap(probe, step + align);
+	top = (uintptr_t)probe + step + align;
+	if (top > max + smax + align + (UINT64_C(1) << 32)) {
+		b = (top - max) & ~(uintptr_t)(align - 1);
+		sb = (b - smax) & ~(uintptr_t)(MR_PAGE_SIZE - 1);
+		*base = map_at((char *)b, step);
+		*spans = *base ? (struct mr_span *)map_at((char *)sb, sstep) : NULL;
+		if (*spans)
+			return 0;
+		if (*base)
+			munmap(*base, step);
+	}
+	/* No room below: anywhere (growth then finds out what is above). */
+	*base = reserve(step, align);
+	*spans = *base ? (struct mr_span *)reserve(sstep, MR_PAGE_SIZE) : NULL;
+	if (*spans)
+		return 0;
+	if (*base)
+		munmap(*base, step);
+	return -1;
+}
+
 static void warn_option(const char *name, const char *value)
 {
 	mr_write_str(2, "libmemreg: ignoring bad ");
@@ -149,6 +272,7 @@ static void warn_option(const char *name, const char *value)
 }
 
 static void tc_destroy(void *arg);
+static void mr_fallback_note_reason(void);
 static void fork_prepare(void);
 static void fork_parent(void);
 static void fork_child(void);
@@ -163,14 +287,13 @@ static void tc_init(struct mr_tcache *tc)
 }
 
 #define MR_ARENA_MAX (UINT64_C(1) << 40)	/* 1 TiB of address space at most */
-#define MR_ARENA_ALIGN (UINT64_C(1) << 32)	/* so aligned_alloc works up to 4 GiB */
 
 static int heap_init(void)
 {
 	extern char **environ;
 	uint64_t rs;
-	uint32_t order, nregions;
-	size_t bytes;
+	uint32_t order, nregions, max_regions;
+	size_t bytes, max_bytes, max_sbytes, align;
 	char *base;
 	struct mr_span *spans;
 
@@ -183,25 +306,50 @@ static int heap_init(void)
 		mr_options[MR_OPT_region_size].value = rs;
 	}
 	order = (uint32_t)__builtin_ctzll(rs) - MR_PAGE_SHIFT;
-	nregions = (uint32_t)(MR_ARENA_MAX / rs < MR_MAX_REGIONS ? MR_ARENA_MAX / rs : MR_MAX_REGIONS);
-	bytes = (size_t)nregions * rs;
-	base = reserve(bytes, rs > MR_ARENA_ALIGN ? rs : MR_ARENA_ALIGN);
-	if (!base)
-		return -1;
-	spans = (struct mr_span *)reserve(bytes / MR_PAGE_SIZE * sizeof(struct mr_span), MR_PAGE_SIZE);
+	max_regions = (uint32_t)(MR_ARENA_MAX / rs < MR_MAX_REGIONS ? MR_ARENA_MAX / rs : MR_MAX_REGIONS);
+	align = rs;	/* larger alignments come from the base's phase (find_run) */
+	max_bytes = (size_t)max_regions * rs;
+	max_sbytes = max_bytes / MR_PAGE_SIZE * sizeof(struct mr_span);
+	/* The whole window at once where RLIMIT_AS allows it (no growth ever needed);
+	 * else the largest power-of-two share of it that fits, grown later (os_grow). */
+	nregions = max_regions;
+	base = reserve(max_bytes, align);
+	spans = base ? (struct mr_span *)reserve(max_sbytes, MR_PAGE_SIZE) : NULL;
 	if (!spans) {
-		munmap(base, bytes);
-		return -1;
+		if (base)
+			munmap(base, max_bytes);
+		for (nregions = max_regions / 2; nregions; nregions /= 2)
+			if (reserve_stepped((size_t)nregions * rs, max_sbytes / max_regions * nregions,
+					    max_bytes, max_sbytes, align, &base, &spans) == 0)
+				break;
+		if (!nregions) {
+			fallback_reason = "cannot reserve address space for the arena (RLIMIT_AS?)";
+			return -1;
+		}
 	}
+	bytes = (size_t)nregions * rs;
 	mr_buddy_init(&mr_heap, base, spans, order, nregions, MR_OPT(decay_ms) * 1000000u, &os_ops);
 	numa_detect();
 	if (os_nnodes >= 2)
 		mr_buddy_set_nodes(&mr_heap, os_nnodes);
 	mr_spans = spans;
+	mr_arena_max_regions = max_regions;
 	mr_arena_bytes = bytes;
 	mr_arena_base = base;
 	tc_init(&gtc);
 	all_caches = &gtc;
+	{
+		const unsigned char *rnd = (const unsigned char *)getauxval(AT_RANDOM);
+		unsigned c;
+
+		if (rnd)
+			memcpy(&mr_free_key, rnd + 8, sizeof(mr_free_key));
+		mr_free_key ^= (uintptr_t)base * 0x9e3779b97f4a7c15u;
+		if (!mr_free_key)
+			mr_free_key = 0x5a5a5a5a5a5a5a5au;
+		for (c = 0; c < MR_NR_CLASSES; c++)
+			mr_class_magic[c] = UINT64_MAX / mr_class_size[c] + 1;
+	}
 	return 0;
 }
 
@@ -222,6 +370,15 @@ static bool mr_init_slow(void)
 		atomic_store_explicit(&init_state, st, memory_order_release);
 	}
 	pthread_mutex_unlock(&heap_lock);
+	if (st == -1) {
+		static _Atomic int failed_once;
+
+		/* Said now, not at the first fallback: the process must know at once. */
+		if (!atomic_exchange(&failed_once, 1)) {
+			mr_fallback_note_reason();
+			mr_stats_init_disabled();
+		}
+	}
 	if (st == 2) {
 		static _Atomic int once;
 
@@ -360,8 +517,9 @@ static void slab_release(struct mr_span *s)
  * one; b is the bin of the slab's temperature and class. */
 void mr_local_free_slow(struct mr_bin *b, struct mr_span *s, void *p)
 {
-	*(void **)p = s->free_list;
-	s->free_list = p;
+	if (MR_UNLIKELY(p == s->free_list))	/* freed just before: glibc's fasttop */
+		mr_heap_corrupt("free(): double free detected");
+	mr_list_push(&s->free_list, p);
 	if (--s->used == 0) {
 		if (s->flags & MR_SLAB_PARTIAL)
 			partial_del(b, s);
@@ -378,12 +536,22 @@ static void local_free(struct mr_tcache *tc, struct mr_span *s, void *p)
 	struct mr_bin *b = &tc->bins[s->temp][s->cls];
 
 	if (s == b->cur) {
-		*(void **)p = b->free;
-		b->free = p;
+		mr_list_push(&b->free, p);
 		b->cur_used--;
 		return;
 	}
 	mr_local_free_slow(b, s, p);
+}
+
+uintptr_t mr_free_key;
+uint64_t mr_class_magic[MR_NR_CLASSES];
+
+void mr_heap_corrupt(const char *msg)
+{
+	mr_write_str(2, "libmemreg: ");
+	mr_write_str(2, msg);
+	mr_write_str(2, "\n");
+	abort();
 }
 
 /* Frees that other threads pushed onto this cache's inbox. */
@@ -392,7 +560,7 @@ static void drain_inbox(struct mr_tcache *tc)
 	void *p = atomic_exchange_explicit(&tc->inbox, NULL, memory_order_acquire);
 
 	while (p) {
-		void *next = *(void **)p;
+		void *next = mr_list_next(p);
 		struct mr_span *s = mr_span_of(p);
 
 		local_free(tc, s, p);
@@ -405,8 +573,13 @@ void mr_remote_free(struct mr_span *s, void *p)
 	struct mr_tcache *owner = s->owner;
 	void *head = atomic_load_explicit(&owner->inbox, memory_order_relaxed);
 
+	/* Another thread's lists cannot be searched: the key alone says double free
+	 * (it is cleared whenever an object is handed out). */
+	if (MR_UNLIKELY(((uintptr_t *)p)[1] == mr_free_key))
+		mr_heap_corrupt("free(): double free detected");
+	((uintptr_t *)p)[1] = mr_free_key;
 	do {
-		*(void **)p = head;
+		*(void **)p = mr_link(p, head);
 	} while (!atomic_compare_exchange_weak_explicit(&owner->inbox, &head, p,
 							memory_order_release,
 							memory_order_relaxed));
@@ -423,9 +596,13 @@ static void slab_extend(struct mr_bin *b, struct mr_span *s)
 		n = 1;
 	if (n > s->capacity - s->bump)
 		n = s->capacity - s->bump;
-	for (i = 0; i + 1 < n; i++)
-		*(void **)(first + (size_t)i * size) = first + (size_t)(i + 1) * size;
-	*(void **)(first + (size_t)(n - 1) * size) = b->free;
+	/* Linked and keyed as mr_list_push would: every listed object has the key. */
+	for (i = 0; i < n; i++) {
+		void **o = (void **)(first + (size_t)i * size);
+
+		o[0] = mr_link(o, i + 1 < n ? first + (size_t)(i + 1) * size : b->free);
+		((uintptr_t *)o)[1] = mr_free_key;
+	}
 	b->free = first;
 	s->bump += n;
 }
@@ -523,8 +700,7 @@ void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 		set_current(b, s);
 		slab_extend(b, s);
 	}
-	p = b->free;
-	b->free = *(void **)p;
+	p = mr_list_pop(&b->free);
 	b->cur_used++;
 	return p;
 }
@@ -536,7 +712,7 @@ void *mr_small_alloc_shared(unsigned cls, enum mr_temp temp)
 	pthread_mutex_lock(&gtc_lock);
 	p = gtc.bins[temp][cls].free;
 	if (p) {
-		gtc.bins[temp][cls].free = *(void **)p;
+		mr_list_pop(&gtc.bins[temp][cls].free);
 		gtc.bins[temp][cls].cur_used++;
 	} else {
 		p = mr_small_refill(&gtc, cls, temp);
@@ -567,15 +743,49 @@ static void tc_destroy(void *arg)
 	pthread_mutex_unlock(&pool_lock);
 }
 
+/* ---- when libmemreg cannot serve ---- */
+
+static _Atomic uint64_t fallbacks;
+
+static _Atomic int fallback_said;
+
+/* The one line on stderr: why, and that glibc serves from now on. */
+static void mr_fallback_note_reason(void)
+{
+	if (!atomic_exchange(&fallback_said, 1)) {
+		mr_write_str(2, "libmemreg: ");
+		mr_write_str(2, fallback_reason);
+		mr_write_str(2, ": glibc's malloc serves what libmemreg cannot\n");
+	}
+}
+
+void mr_fallback_note(void)
+{
+	uint64_t n = atomic_fetch_add_explicit(&fallbacks, 1, memory_order_relaxed) + 1;
+
+	mr_fallback_note_reason();
+	mr_stats_fallback(n);
+}
+
 /* ---- large and huge objects ---- */
+
+/* Whether the arena could ever hold @size bytes aligned to @align (a power of two):
+ * false means ENOMEM as glibc says it for impossible requests, not a fallback. */
+bool mr_large_fits(size_t size, size_t align)
+{
+	size_t max_bytes = (size_t)mr_arena_max_regions << (mr_heap.region_order + MR_PAGE_SHIFT);
+
+	return size <= max_bytes && align <= max_bytes;
+}
 
 void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp)
 {
-	uint64_t npages = (size + MR_PAGE_SIZE - 1) >> MR_PAGE_SHIFT;
+	uint64_t npages;
 	uint32_t ro = mr_heap.region_order, page, align_order = 0;
 
-	if (size > MR_ARENA_MAX || npages == 0)
+	if (size > MR_ARENA_MAX || size == 0)
 		return NULL;
+	npages = (size + MR_PAGE_SIZE - 1) >> MR_PAGE_SHIFT;	/* no wrap: size <= 1 TiB */
 	if (align > MR_PAGE_SIZE)
 		align_order = (uint32_t)__builtin_ctzll(align) - MR_PAGE_SHIFT;
 	if (npages <= (UINT64_C(1) << ro) && align_order <= ro) {
@@ -586,7 +796,7 @@ void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp)
 		uint64_t nreg = (npages + (UINT64_C(1) << ro) - 1) >> ro;
 		uint64_t areg = align_order > ro ? UINT64_C(1) << (align_order - ro) : 1;
 
-		if (nreg > mr_heap.nregions || areg > mr_heap.nregions)
+		if (nreg > mr_arena_max_regions || areg > mr_arena_max_regions)
 			return NULL;
 		uint32_t node = current_node();
 
@@ -623,9 +833,15 @@ void mr_large_free(struct mr_span *s)
 /* Resize a large or huge span in place; false if it cannot be. */
 bool mr_large_resize(struct mr_span *s, size_t size)
 {
-	uint64_t npages = (size + MR_PAGE_SIZE - 1) >> MR_PAGE_SHIFT;
+	uint64_t npages;
 	uint32_t page = (uint32_t)(s - mr_spans), ro = mr_heap.region_order;
 	bool ok = false;
+
+	/* Above the arena it cannot fit; below, the page count cannot wrap to a
+	 * shrink (realloc(p, SIZE_MAX - 10) once freed the block and kept it). */
+	if (size > MR_ARENA_MAX || size == 0)
+		return false;
+	npages = (size + MR_PAGE_SIZE - 1) >> MR_PAGE_SHIFT;
 
 	pthread_mutex_lock(&heap_lock);
 	if (s->kind == MR_SPAN_LARGE) {
@@ -651,7 +867,7 @@ bool mr_large_resize(struct mr_span *s, size_t size)
 		} else if (nreg <= cur) {
 			mr_buddy_shrink_huge(&mr_heap, page, (uint32_t)nreg);
 			ok = true;
-		} else if (nreg <= mr_heap.nregions) {
+		} else if (nreg <= mr_arena_max_regions) {
 			ok = mr_buddy_grow_huge(&mr_heap, page, (uint32_t)nreg);
 		}
 	}

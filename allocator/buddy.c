@@ -216,6 +216,53 @@ static int commit_region(struct mr_heap *h, uint32_t r)
 	return 0;
 }
 
+/* Make pages [page, page + npages) of one region writable, by commit chunks not yet
+ * committed (a run of them per call). A failure part-way keeps the chunks already
+ * committed marked so: nothing leaks, nothing is committed twice. */
+static int commit_pages(struct mr_heap *h, uint32_t page, uint32_t npages)
+{
+	uint32_t r = mr_page_region(h, page), rp = r << h->region_order, co = h->chunk_order;
+	uint32_t c = (page - rp) >> co, last = (page + npages - 1 - rp) >> co, e;
+	struct mr_region_info *ri = &h->regions[r];
+
+	if (!h->ops->commit_pages)
+		return 0;
+	for (; c <= last; c = e + 1) {
+		if (ri->committed & (UINT64_C(1) << c)) {
+			e = c;
+			continue;
+		}
+		for (e = c; e < last && !(ri->committed & (UINT64_C(1) << (e + 1))); e++)
+			;
+		if (h->ops->commit_pages(h, rp + (c << co), (e - c + 1) << co) != 0)
+			return -1;
+		ri->committed |= (e - c == 63 ? ~UINT64_C(0) : ((UINT64_C(1) << (e - c + 1)) - 1)) << c;
+	}
+	return 0;
+}
+
+/* More regions from the OS (the arena grows in place). The last node group gets
+ * them and its cold zone restarts at the new top: cold regions opened before stay
+ * where they are and are taken over by the hot zone as it grows past them. */
+static bool grow_heap(struct mr_heap *h, uint32_t more)
+{
+	uint32_t n, last = h->nnodes - 1;
+
+	if (!h->ops->grow || h->grow_failed)
+		return false;
+	n = h->ops->grow(h, h->nregions + more);
+	if (n == 0 || n > MR_MAX_REGIONS) {
+		h->grow_failed = 1;	/* RLIMIT_AS or the space above: for good */
+		return false;
+	}
+	if (n < h->nregions + more)
+		return false;		/* beyond the window: this request only */
+	h->nregions = n;
+	h->node_hi[last] = n;
+	h->cold_bottom[last] = n;
+	return true;
+}
+
 static int open_region(struct mr_heap *h, uint32_t r)
 {
 	struct mr_region_info *ri = &h->regions[r];
@@ -247,15 +294,19 @@ static uint32_t pick_region_in(struct mr_heap *h, uint32_t order, enum mr_temp t
 			       uint32_t node)
 {
 	bool cold = temp == MR_TEMP_COLD;
-	uint32_t lo = h->node_lo[node], hi = h->node_hi[node];
 
 	for (;;) {
-		uint32_t r = mr_buddy_find_range(h, order, lo, hi, cold), n;
+		/* Re-read each time: growth moves the last group's top. */
+		uint32_t r = mr_buddy_find_range(h, order, h->node_lo[node], h->node_hi[node], cold), n;
 
 		if (r != MR_NONE && (cold ? r >= h->cold_bottom[node] : r < h->hot_top[node]))
 			return r;
-		if (h->hot_top[node] >= h->cold_bottom[node])
+		if (h->hot_top[node] >= h->cold_bottom[node]) {
+			/* The zones met: grow the arena rather than mix them, if it can. */
+			if (node + 1 == h->nnodes && grow_heap(h, 1))
+				continue;
 			return r;
+		}
 		n = cold ? h->cold_bottom[node] - 1 : h->hot_top[node];
 		if (h->regions[n].state == MR_REGION_UNUSED && open_region(h, n) != 0)
 			return r;
@@ -322,6 +373,8 @@ uint32_t mr_buddy_alloc_on(struct mr_heap *h, uint32_t npages, uint32_t align_or
 	if (k > h->region_order)
 		return MR_NONE;
 	page = h->regions[r].free_head[k];
+	if (commit_pages(h, page, npages) != 0)
+		return MR_NONE;
 	list_del(h, page);
 	carve(h, page, k, page, page + npages);
 	h->spans[page].head = page;
@@ -371,6 +424,8 @@ bool mr_buddy_grow(struct mr_heap *h, uint32_t page, uint32_t old_npages, uint32
 			return false;
 		x = b + ORDER_PAGES(h->spans[b].order);
 	}
+	if (commit_pages(h, lo, hi - lo) != 0)
+		return false;
 	for (x = lo; x < hi;) {
 		uint32_t b = free_block_of(h, x), k = h->spans[b].order;
 
@@ -393,8 +448,12 @@ static bool region_free(const struct mr_heap *h, uint32_t r)
 	       (ri->state == MR_REGION_ACTIVE && ri->used_pages == 0);
 }
 
-/* Returns -1 if a commit failed, else 1 if every region taken was zero (never used,
- * or purged), 0 if some hold old data. */
+/* Take the free regions [first, first + n) for a huge run. Every commit comes
+ * first: regions never used are opened as free regions and all their pages
+ * committed, and only then is any taken, so a commit failing part-way leaves
+ * opened, free regions (reused later), never regions lost to the process.
+ * Returns -1 if a commit failed, else 1 if every region taken was zero (never
+ * used, or purged), 0 if some hold old data. */
 static int take_regions(struct mr_heap *h, uint32_t first, uint32_t n)
 {
 	uint32_t r;
@@ -405,30 +464,35 @@ static int take_regions(struct mr_heap *h, uint32_t first, uint32_t n)
 
 		if (ri->state != MR_REGION_UNUSED && !ri->purged)
 			zero = 0;
-		if (ri->state == MR_REGION_UNUSED) {
-			if (commit_region(h, r) != 0)
-				return -1;
-		} else {
-			list_del(h, r << h->region_order);
-		}
-		ri->state = MR_REGION_HUGE;
+		if (ri->state == MR_REGION_UNUSED && open_region(h, r) != 0)
+			return -1;
+		if (commit_pages(h, r << h->region_order, ORDER_PAGES(h->region_order)) != 0)
+			return -1;
+	}
+	for (r = first; r < first + n; r++) {
+		list_del(h, r << h->region_order);
+		h->regions[r].state = MR_REGION_HUGE;
 		account(h, r, ORDER_PAGES(h->region_order));
 	}
 	return zero;
 }
 
-/* First fit of an aligned run of @n free regions in [lo, hi), from the bottom or
- * (cold) from the top; MR_NONE if none. */
+/* First fit of a run of @n free regions in [lo, hi) whose address is aligned to
+ * @align regions, from the bottom or (cold) from the top; MR_NONE if none. The
+ * alignment is of the address, not of the index: the arena's base is aligned to 4 GiB
+ * only, so larger alignments start from the base's phase. */
 static uint32_t find_run(const struct mr_heap *h, uint32_t n, uint32_t align, uint32_t lo,
 			 uint32_t hi, bool cold)
 {
 	int64_t i, first, last, step = cold ? -(int64_t)align : (int64_t)align;
+	int64_t phase = (int64_t)(((uintptr_t)h->base >> (h->region_order + MR_PAGE_SHIFT)) &
+				  (align - 1));
 	uint32_t r;
 
 	if (hi < lo + n)
 		return MR_NONE;
-	first = ((int64_t)lo + align - 1) / align * align;
-	last = (int64_t)(hi - n) / align * align;
+	first = ((int64_t)lo + phase + align - 1) / align * align - phase;
+	last = ((int64_t)(hi - n) + phase) / align * align - phase;
 	for (i = cold ? last : first; i >= first && i <= last; i += step) {
 		for (r = 0; r < n && region_free(h, (uint32_t)i + r); r++)
 			;
@@ -453,12 +517,14 @@ uint32_t mr_buddy_alloc_huge_on(struct mr_heap *h, uint32_t nregions, uint32_t a
 
 	if (!align_regions)
 		align_regions = 1;
-	if (nregions == 0 || nregions > h->nregions)
+	if (nregions == 0 || nregions > MR_MAX_REGIONS || align_regions > MR_MAX_REGIONS)
 		return MR_NONE;
 	if (node >= h->nnodes)
 		node = 0;
 	first = find_run(h, nregions, align_regions, h->node_lo[node], h->node_hi[node], cold);
 	if (first == MR_NONE)	/* not in the thread's node: anywhere */
+		first = find_run(h, nregions, align_regions, 0, h->nregions, cold);
+	if (first == MR_NONE && grow_heap(h, nregions + align_regions - 1))
 		first = find_run(h, nregions, align_regions, 0, h->nregions, cold);
 	if (first == MR_NONE)
 		return MR_NONE;
@@ -516,7 +582,8 @@ bool mr_buddy_grow_huge(struct mr_heap *h, uint32_t page, uint32_t new_nregions)
 
 	if (new_nregions <= old)
 		return true;
-	if (first + new_nregions > h->nregions)
+	if (first + new_nregions > h->nregions &&
+	    (first + new_nregions > MR_MAX_REGIONS || !grow_heap(h, first + new_nregions - h->nregions)))
 		return false;
 	for (r = first + old; r < first + new_nregions; r++)
 		if (!region_free(h, r))
@@ -647,6 +714,10 @@ void mr_buddy_init(struct mr_heap *h, char *base, struct mr_span *spans, uint32_
 	h->base = base;
 	h->spans = spans;
 	h->region_order = region_order;
+	/* 2 MiB commit chunks, at most 64 a region (one mask word), at most a region. */
+	h->chunk_order = region_order > 6 + 9 ? region_order - 6 : 9;
+	if (h->chunk_order > region_order)
+		h->chunk_order = region_order;
 	h->nregions = nregions;
 	h->decay_ns = decay_ns;
 	h->ops = ops;

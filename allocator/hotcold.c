@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,36 +21,49 @@ static int hint_class(uint8_t hint)
 }
 
 /* Out of memory in a throwing form: the C++ runtime's own operator new runs the
- * new-handler and throws std::bad_alloc (it calls our malloc, which fails again). */
-static void *throwing_fallback(size_t size, size_t align)
+ * new-handler and throws std::bad_alloc (it calls our malloc, which fails again).
+ * A size that cannot be rounded to @align goes to the plain form with SIZE_MAX:
+ * libstdc++'s aligned form rounds (size + align - 1) unchecked itself (GCC 12). */
+static void *throwing_fallback(size_t size, size_t align, bool overflow)
 {
 	void *(*plain)(size_t);
 	void *(*aligned)(size_t, size_t);
 
-	if (align) {
+	if (overflow)
+		size = SIZE_MAX;
+	else if (align) {
 		aligned = (void *(*)(size_t, size_t))dlsym(RTLD_DEFAULT, "_ZnwmSt11align_val_t");
 		if (aligned)
 			return aligned(size, align);
 	}
 	plain = (void *(*)(size_t))dlsym(RTLD_DEFAULT, "_Znwm");
-	return plain ? plain(size) : NULL;
+	if (plain)
+		return plain(size);
+	abort();	/* no C++ runtime, yet a throwing operator new failed: never a short block */
 }
 
 static void *hinted(size_t size, size_t align, uint8_t hint, int nothrow)
 {
-	void *p;
+	bool overflow = false;
+	size_t rounded = size;
+	void *p = NULL;
 
 	if (align > 16) {
-		int old = memreg_set_thread_class(hint_class(hint));
+		/* C++ alignments are powers of two; aligned_alloc wants a multiple of it. */
+		overflow = (align & (align - 1)) != 0 ||
+			   __builtin_add_overflow(size, align - 1, &rounded);
+		if (!overflow) {
+			int old = memreg_set_thread_class(hint_class(hint));
 
-		p = aligned_alloc(align, (size + align - 1) & ~(align - 1));
-		if (old >= 0)
-			memreg_set_thread_class(old);
+			p = aligned_alloc(align, rounded & ~(align - 1));
+			if (old >= 0)
+				memreg_set_thread_class(old);
+		}
 	} else {
 		p = memreg_malloc_class(size ? size : 1, hint_class(hint));
 	}
 	if (!p && !nothrow)
-		p = throwing_fallback(size, align > 16 ? align : 0);
+		p = throwing_fallback(size, align > 16 ? align : 0, overflow);
 	return p;
 }
 

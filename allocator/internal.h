@@ -75,14 +75,23 @@ struct mr_region_info {
 	uint8_t pending;		/* entirely free, waiting for the decay delay */
 	uint8_t touched;		/* ever held data */
 	uint64_t empty_since_ns;
+	uint64_t committed;		/* commit chunks (2^chunk_order pages) made writable */
 };
 
 struct mr_heap;
-/* The OS contract (mimalloc's prim.h idea): addr/len are page aligned; 0 on success. */
+/* The OS contract (mimalloc's prim.h idea): addr/len are page aligned; 0 on success.
+ * A failure changes nothing (the heap unwinds what it did before it). */
 struct mr_heap_ops {
-	int (*commit)(struct mr_heap *h, uint32_t region);	/* make a region usable */
+	int (*commit)(struct mr_heap *h, uint32_t region);	/* its descriptors usable */
 	void (*purge)(struct mr_heap *h, uint32_t first_region, uint32_t nregions);
 	uint64_t (*now_ns)(void);
+	/* Optional (NULL: nothing to do). Make pages [page, page + n) writable: whole
+	 * commit chunks of one region, called once per chunk run. */
+	int (*commit_pages)(struct mr_heap *h, uint32_t page, uint32_t npages);
+	/* Optional. Extend the arena in place to at least @want regions (more if it
+	 * likes); returns the new count, the old one if @want is beyond what it could
+	 * ever reach, 0 if it cannot grow any more (nothing changed). */
+	uint32_t (*grow)(struct mr_heap *h, uint32_t want);
 };
 
 /* struct mr_heap - the region-sorted buddy heap over [base, base + nregions regions).
@@ -91,7 +100,9 @@ struct mr_heap {
 	char *base;
 	struct mr_span *spans;
 	uint32_t region_order;		/* log2(pages per region) */
-	uint32_t nregions;
+	uint32_t chunk_order;		/* log2(pages per commit chunk): 2 MiB, 64 per region at most */
+	uint32_t nregions;		/* regions reserved now; ops->grow adds more */
+	uint32_t grow_failed;		/* ops->grow said no once: not asked again */
 	/* The arena is split into nnodes groups of regions, [node_lo, node_hi) each (one
 	 * group on a one-node machine). In each, regions [node_lo, hot_top) were opened
 	 * from the bottom (hot, normal), [cold_bottom, node_hi) from the top (cold). */

@@ -19,6 +19,7 @@
 /* ---- foreign pointers: glibc's own functions, found lazily ---- */
 
 static void *(*g_malloc)(size_t);
+static void *(*g_memalign)(size_t, size_t);
 static void (*g_free)(void *);
 static void *(*g_realloc)(void *, size_t);
 static size_t (*g_usable)(void *);
@@ -26,7 +27,7 @@ static _Atomic int g_resolving;
 
 /* dlsym may allocate: while it runs, allocations come from this buffer, and frees
  * of them are ignored. */
-static char boot_buf[16384] __attribute__((aligned(64)));
+static char boot_buf[16384] __attribute__((aligned(MR_PAGE_SIZE)));
 static size_t boot_used;
 
 static bool in_boot(const void *p)
@@ -34,15 +35,27 @@ static bool in_boot(const void *p)
 	return (const char *)p >= boot_buf && (const char *)p < boot_buf + sizeof(boot_buf);
 }
 
-static void *boot_alloc(size_t size)
+/* @align is a power of two; sizes and alignments that cannot fit fail as glibc's
+ * would (ENOMEM), never wrapping the offset. */
+static void *boot_alloc(size_t size, size_t align)
 {
-	size_t off = __atomic_fetch_add(&boot_used, (size + 15) & ~(size_t)15, __ATOMIC_RELAXED);
+	size_t off = __atomic_load_n(&boot_used, __ATOMIC_RELAXED), start;
 
-	if (off + size > sizeof(boot_buf)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return boot_buf + off;	/* zero: never reused */
+	if (align < MR_MIN_ALIGN)
+		align = MR_MIN_ALIGN;
+	do {
+		if (size > sizeof(boot_buf) || align > sizeof(boot_buf)) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		start = (off + align - 1) & ~(align - 1);
+		if (start + size > sizeof(boot_buf)) {
+			errno = ENOMEM;
+			return NULL;
+		}
+	} while (!__atomic_compare_exchange_n(&boot_used, &off, start + ((size + 15) & ~(size_t)15),
+					      true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return boot_buf + start;	/* zero: never reused */
 }
 
 static void resolve_glibc(void)
@@ -51,6 +64,7 @@ static void resolve_glibc(void)
 		return;
 	atomic_store(&g_resolving, 1);
 	g_malloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
+	g_memalign = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign");
 	g_realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
 	g_usable = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
 	g_free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
@@ -76,21 +90,40 @@ static size_t foreign_usable(void *p)
 
 /* ---- allocation ---- */
 
+/* When libmemreg cannot serve a request its heap could (it could not set up, or the
+ * arena cannot grow), glibc's malloc does, and the process is told once on stderr
+ * (mr_fallback_note): never split between two allocators silently. */
+static void *glibc_alloc(size_t size, size_t align)
+{
+	void *p = NULL;
+
+	resolve_glibc();
+	if (align <= MR_MIN_ALIGN && g_malloc)
+		p = g_malloc(size);
+	else if (g_memalign)
+		p = g_memalign(align, size);
+	if (p)
+		mr_fallback_note();
+	else
+		errno = ENOMEM;
+	return p;
+}
+
 static void *alloc_pick(size_t size, size_t align, enum mr_temp temp)
 {
 	struct mr_tcache *tc;
 	unsigned cls;
 	void *p;
 
-	if (MR_UNLIKELY(atomic_load_explicit(&g_resolving, memory_order_relaxed)))
-		return boot_alloc(size);
-	if (MR_UNLIKELY(!mr_ready())) {
-		resolve_glibc();
-		p = g_malloc && align <= MR_MIN_ALIGN ? g_malloc(size) : NULL;
-		if (!p)
-			errno = ENOMEM;
-		return p;
+	/* glibc's bound: no object may exceed PTRDIFF_MAX (nor its size wrap below). */
+	if (MR_UNLIKELY(size > PTRDIFF_MAX)) {
+		errno = ENOMEM;
+		return NULL;
 	}
+	if (MR_UNLIKELY(atomic_load_explicit(&g_resolving, memory_order_relaxed)))
+		return boot_alloc(size, align);
+	if (MR_UNLIKELY(!mr_ready()))
+		return glibc_alloc(size, align);
 	if (size <= MR_SMALL_MAX && align <= MR_PAGE_SIZE) {
 		cls = align <= MR_MIN_ALIGN ? mr_size_class(size) : mr_size_class_aligned(size, align);
 		if (cls < MR_NR_CLASSES) {
@@ -98,9 +131,8 @@ static void *alloc_pick(size_t size, size_t align, enum mr_temp temp)
 			if (tc) {
 				struct mr_bin *b = &tc->bins[temp][cls];
 
-				p = b->free;
-				if (p) {
-					b->free = *(void **)p;
+				if (b->free) {
+					p = mr_list_pop(&b->free);
 					b->cur_used++;
 				} else {
 					p = mr_small_refill(tc, cls, temp);
@@ -110,19 +142,17 @@ static void *alloc_pick(size_t size, size_t align, enum mr_temp temp)
 			}
 			if (p)
 				return p;
-			errno = ENOMEM;
-			return NULL;
+			return glibc_alloc(size, align);
 		}
 	}
 	p = mr_large_alloc(size, align, temp);
-	if (!p) {
-		/* The arena is full or the request absurd: glibc decides (ENOMEM). */
-		resolve_glibc();
-		p = g_malloc && align <= MR_MIN_ALIGN && size <= PTRDIFF_MAX ? g_malloc(size) : NULL;
-		if (!p)
-			errno = ENOMEM;
+	if (p)
+		return p;
+	if (!mr_large_fits(size, align)) {	/* more than the whole arena: as glibc would */
+		errno = ENOMEM;
+		return NULL;
 	}
-	return p;
+	return glibc_alloc(size, align);
 }
 
 /* Every allocation that is not a bin pop: site tracking is done here, since site
@@ -178,13 +208,12 @@ static __attribute__((noinline)) void large_free_keep_errno(struct mr_span *s)
 static inline void *bin_pop(struct mr_tcache *tc, enum mr_temp t, size_t size)
 {
 	struct mr_bin *b = &tc->bins[t][mr_size_class(size)];
-	void *p = b->free;
 
-	if (MR_LIKELY(p != NULL)) {
-		b->free = *(void **)p;
+	if (MR_LIKELY(b->free != NULL)) {
 		b->cur_used++;
+		return mr_list_pop(&b->free);
 	}
-	return p;
+	return NULL;
 }
 
 /* With a profile loaded the call site picks the bin (site-map tracking is off). */
@@ -215,10 +244,39 @@ static inline void *alloc_fast(size_t size, const void *ret)
 	return alloc_fast_miss(tc, size, ret);
 }
 
+/* A pointer free() or realloc() cannot take: say what (as glibc does) and abort. */
+static __attribute__((noinline, noreturn, cold)) void bad_pointer(const char *msg)
+{
+	mr_heap_corrupt(msg);
+}
+
+/* Whether @p, on a page of slab @s (that page's descriptor), is the start of an
+ * object: its offset from the slab's start is a multiple of the class size. */
+static inline bool slab_object_start(const struct mr_span *s, uint32_t page, const void *p)
+{
+	uint64_t off = ((uint64_t)(page - s->head) << MR_PAGE_SHIFT) |
+		       ((uintptr_t)p & (MR_PAGE_SIZE - 1));
+
+	return off * mr_class_magic[s->cls] <= mr_class_magic[s->cls] - 1;
+}
+
+/* The descriptor of the large or huge span starting at @p, or NULL. Only a head's
+ * own descriptor is trusted: interior pages keep stale heads from earlier spans. */
+static inline struct mr_span *large_head(uint32_t page, const void *p)
+{
+	struct mr_span *s = &mr_spans[page];
+
+	if (((uintptr_t)p & (MR_PAGE_SIZE - 1)) || s->head != page ||
+	    (s->kind != MR_SPAN_LARGE && s->kind != MR_SPAN_HUGE))
+		return NULL;
+	return s;
+}
+
 static inline void free_inline(void *p)
 {
 	struct mr_span *s;
 	struct mr_tcache *tc;
+	uint32_t page;
 
 	if (MR_UNLIKELY(!mr_in_arena(p))) {
 		if (p)
@@ -228,15 +286,20 @@ static inline void free_inline(void *p)
 	if (MR_UNLIKELY(mr_site_ids != NULL))
 		mr_site_ids[mr_site_slot(p)] = 0;
 	/* A slab's every page descriptor has kind, owner, class: one read. */
-	s = &mr_spans[mr_addr_page(p)];
+	page = mr_addr_page(p);
+	s = &mr_spans[page];
 	tc = mr_tc;
 	if (MR_LIKELY(s->kind == MR_SPAN_SLAB)) {
+		if (MR_UNLIKELY(!slab_object_start(s, page, p)))
+			bad_pointer("free(): invalid pointer");
 		if (MR_LIKELY(s->owner == tc)) {
 			struct mr_bin *b = &tc->bins[s->temp][s->cls];
 
 			if (MR_LIKELY(s->head == b->cur_head)) {
-				*(void **)p = b->free;
-				b->free = p;
+				/* The object is not read: freed just before is all it checks. */
+				if (MR_UNLIKELY(p == b->free))
+					bad_pointer("free(): double free detected");
+				mr_list_push(&b->free, p);
 				b->cur_used--;
 				return;
 			}
@@ -246,19 +309,34 @@ static inline void free_inline(void *p)
 		mr_remote_free(s, p);	/* the owner is the same on every page */
 		return;
 	}
-	s = &mr_spans[s->head];
-	if (s->kind == MR_SPAN_LARGE || s->kind == MR_SPAN_HUGE)
-		large_free_keep_errno(s);
-	/* Anything else is a double or invalid free: ignored rather than corrupting. */
+	s = large_head(page, p);
+	if (MR_UNLIKELY(!s))	/* glibc aborts on these too: never ignored */
+		bad_pointer("free(): double free or invalid pointer");
+	large_free_keep_errno(s);
+}
+
+/* The span of @p for realloc and malloc_usable_size: the slab page's descriptor or
+ * the large span's head; NULL if @p is not the start of a live object's span. */
+static struct mr_span *span_checked(void *p)
+{
+	uint32_t page = mr_addr_page(p);
+	struct mr_span *s = &mr_spans[page];
+
+	if (s->kind == MR_SPAN_SLAB)
+		return slab_object_start(s, page, p) ? &mr_spans[s->head] : NULL;
+	return large_head(page, p);
 }
 
 static size_t usable_size(void *p)
 {
+	struct mr_span *s;
+
 	if (!p)
 		return 0;
 	if (!mr_in_arena(p))
 		return foreign_usable(p);
-	return mr_usable_size_span(mr_span_of(p));
+	s = span_checked(p);
+	return s ? mr_usable_size_span(s) : 0;
 }
 
 static void *realloc_impl(void *p, size_t size, const void *ret)
@@ -271,6 +349,10 @@ static void *realloc_impl(void *p, size_t size, const void *ret)
 		return alloc_fast(size, ret);
 	if (size == 0) {
 		free_inline(p);
+		return NULL;
+	}
+	if (MR_UNLIKELY(size > PTRDIFF_MAX)) {	/* glibc's bound; the block stays intact */
+		errno = ENOMEM;
 		return NULL;
 	}
 	if (!mr_in_arena(p)) {
@@ -287,7 +369,9 @@ static void *realloc_impl(void *p, size_t size, const void *ret)
 		foreign_free(p);
 		return q;
 	}
-	s = mr_span_of(p);
+	s = span_checked(p);
+	if (!s)
+		bad_pointer("realloc(): invalid pointer");
 	if (s->kind == MR_SPAN_SLAB) {
 		old = mr_class_size[s->cls];
 		/* Keep it if the size still maps to its class (shrinks by up to a class). */

@@ -347,7 +347,9 @@ static struct { _Atomic uintptr_t addr; _Atomic uint16_t sid; } sid_hash[1u << 1
 
 void mr_sites_track(void)
 {
-	void *m = mmap(NULL, mr_arena_bytes / 8, PROT_READ | PROT_WRITE,
+	/* For the whole window the arena may grow to: the table never moves. */
+	void *m = mmap(NULL, ((size_t)mr_arena_max_regions << (mr_heap.region_order + MR_PAGE_SHIFT)) / 8,
+		       PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	if (m == MAP_FAILED) {

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #define MR_ALLOC_STATS_MAGIC UINT64_C(0x31434f4c4c41524d)	/* "MRALLOC1" */
-#define MR_ALLOC_STATS_VERSION 1
+#define MR_ALLOC_STATS_VERSION 2
 #define MR_ALLOC_STATS_MEMFD_FMT "/memfd:memreg-alloc.%ld (deleted)"
 
 /* MR_ALLOC_COUNTER(name, help): every counter is a uint64_t, in this order. */
@@ -25,7 +25,10 @@
 	X(purges, "times free regions were returned to the OS") \
 	X(thread_caches, "thread caches created") \
 	X(hot_regions, "regions opened from the bottom (hot and normal)") \
-	X(cold_regions, "regions opened from the top (cold)")
+	X(cold_regions, "regions opened from the top (cold)") \
+	X(reserved_bytes, "address space reserved for the arena now") \
+	X(glibc_fallbacks, "allocations glibc's malloc served: libmemreg could not") \
+	X(disabled, "1 if the arena could not be set up: glibc serves everything")
 
 struct mr_alloc_stats_region {
 	uint64_t used_bytes;		/* bytes of pages in live spans and slabs */

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -19,6 +20,8 @@ static void export_open_locked(void);
 static size_t export_bytes;
 static int export_fd = -1;
 static long export_pid;
+static _Atomic uint64_t glibc_fallbacks;
+static int disabled;
 
 /* Fill @f from the heap; the caller holds the heap lock. */
 static void collect(struct mr_alloc_stats_file *f, uint32_t max_regions)
@@ -35,6 +38,9 @@ static void collect(struct mr_alloc_stats_file *f, uint32_t max_regions)
 	f->used_bytes = h->used_pages * page;
 	f->peak_used_bytes = h->peak_pages * page;
 	f->purges = h->purges;
+	f->reserved_bytes = __atomic_load_n(&mr_arena_bytes, __ATOMIC_RELAXED);
+	f->glibc_fallbacks = atomic_load_explicit(&glibc_fallbacks, memory_order_relaxed);
+	f->disabled = (uint64_t)disabled;
 	f->hot_regions = f->cold_regions = 0;
 	for (r = 0; r < h->nnodes; r++) {
 		f->hot_regions += h->hot_top[r] - h->node_lo[r];
@@ -77,6 +83,15 @@ void mr_stats_publish(void)
 	__atomic_store_n(&f->seq, f->seq + 1, __ATOMIC_RELEASE);
 	collect(f, f->nregions);
 	__atomic_store_n(&f->seq, f->seq + 1, __ATOMIC_RELEASE);
+}
+
+void mr_stats_fallback(uint64_t n)
+{
+	struct mr_alloc_stats_file *f = __atomic_load_n(&export_map, __ATOMIC_ACQUIRE);
+
+	atomic_store_explicit(&glibc_fallbacks, n, memory_order_relaxed);
+	if (f)
+		__atomic_store_n(&f->glibc_fallbacks, n, __ATOMIC_RELAXED);
 }
 
 /* A private copy of stderr: programs close theirs in atexit handlers (coreutils'
@@ -169,7 +184,7 @@ static void export_open_locked(void)
 {
 	char name[48];
 	size_t bytes = sizeof(struct mr_alloc_stats_file) +
-		       (size_t)mr_heap.nregions * sizeof(struct mr_alloc_stats_region);
+		       (size_t)mr_arena_max_regions * sizeof(struct mr_alloc_stats_region);
 	int fd;
 	void *m;
 
@@ -196,7 +211,7 @@ static void export_open_locked(void)
 	export_map->version = MR_ALLOC_STATS_VERSION;
 	export_map->header_bytes = sizeof(struct mr_alloc_stats_file);
 	export_map->region_entry_bytes = sizeof(struct mr_alloc_stats_region);
-	export_map->nregions = mr_heap.nregions;
+	export_map->nregions = mr_arena_max_regions;	/* the arena may grow to that */
 	export_map->pid = export_pid;
 }
 
@@ -206,6 +221,14 @@ static void export_open(void)
 	export_open_locked();
 	mr_stats_publish();
 	mr_heap_unlock();
+}
+
+/* No arena: the export (if asked for) says so, with the fallback count. */
+void mr_stats_init_disabled(void)
+{
+	disabled = 1;
+	if (MR_OPT(export_stats))
+		export_open();
 }
 
 void mr_stats_init(void)

@@ -163,6 +163,12 @@ static void print_table(const struct mr_alloc_stats_file *f, bool all)
 	printf("used %s (peak %s), %" PRIu64 " purges, %" PRIu64 " thread caches\n\n",
 	       mr_format_size(f->used_bytes, a, sizeof(a)),
 	       mr_format_size(f->peak_used_bytes, b, sizeof(b)), f->purges, f->thread_caches);
+	if (f->disabled)
+		printf("libmemreg could not set up its arena: glibc served everything\n");
+	if (f->glibc_fallbacks)
+		printf("glibc served %" PRIu64 " allocations libmemreg could not\n", f->glibc_fallbacks);
+	if (f->disabled || f->glibc_fallbacks)
+		printf("\n");
 	printf("%6s  %-9s %12s %12s\n", "REGION", "STATE", "LIVE", "PEAK");
 	for (i = 0; i < f->nregions; i++) {
 		const struct mr_alloc_stats_region *r = &f->region[i];

@@ -27,13 +27,31 @@ for fd in /proc/$pid/fd/*; do
 done
 [ -s "$tmp/good.bin" ] || fail "no memfd memreg-alloc.$pid in /proc/$pid/fd"
 grep -q "^pid $pid: 4096 regions of 64 MiB" "$tmp/out.txt" || fail "table header: $(head -1 "$tmp/out.txt")"
-for field in '"version":1' "\"pid\":$pid" '"region_bytes":67108864' '"regions_live":1' '"state":"live"'; do
+for field in '"version":2' "\"pid\":$pid" '"region_bytes":67108864' '"regions_live":1' '"state":"live"'; do
 	tr -d ' \n' <"$tmp/out.json" | grep -q "$field" || fail "JSON lacks $field"
 done
 touch "$tmp/go"
 wait $pid
 out=$("$CTL" alloc-stats $pid 2>&1); rc=$?
 [ $rc -eq 1 ] && echo "$out" | grep -q 'no libmemreg stats' || fail "exited process: $rc $out"
+
+# Under an RLIMIT_AS too small for the arena: the export says so (disabled, glibc's
+# allocations counted) and the notice comes once on stderr.
+(ulimit -v 98304 && LD_PRELOAD="$MEMREG_LIB" MEMREG_EXPORT_STATS=1 exec sh "$tmp/hold.sh" "$tmp/go2") \
+	2>"$tmp/limited.err" &
+pid=$!
+sleep 1
+"$CTL" alloc-stats --json $pid >"$tmp/limited.json" || fail "alloc-stats --json of a disabled arena exited $?"
+"$CTL" alloc-stats $pid >"$tmp/limited.txt" || fail "alloc-stats of a disabled arena exited $?"
+touch "$tmp/go2"
+wait $pid
+tr -d ' \n' <"$tmp/limited.json" | grep -q '"disabled":1' || fail "disabled arena: JSON lacks \"disabled\":1"
+tr -d ' \n' <"$tmp/limited.json" | grep -q '"glibc_fallbacks":[1-9]' || fail "disabled arena: no glibc_fallbacks"
+grep -qx 'libmemreg could not set up its arena: glibc served everything' "$tmp/limited.txt" ||
+	fail "disabled arena: table says $(cat "$tmp/limited.txt")"
+want="libmemreg: cannot reserve address space for the arena (RLIMIT_AS?): glibc's malloc serves what libmemreg cannot"
+# Once per process: sh's and each `sleep` it runs (safety.sh checks one process).
+[ "$(sort -u "$tmp/limited.err")" = "$want" ] || fail "disabled arena: stderr $(cat "$tmp/limited.err")"
 
 # Bad input under a fixture root (/proc/4242/fd/3 -> the memfd's name): foreign,
 # truncated, and a process without the export.

@@ -48,7 +48,7 @@ static uint64_t t_now(void)
 	return fake_now;
 }
 
-static const struct mr_heap_ops t_ops = { t_commit, t_purge, t_now };
+static const struct mr_heap_ops t_ops = { .commit = t_commit, .purge = t_purge, .now_ns = t_now };
 
 static struct mr_heap *new_heap(uint64_t decay_ns)
 {
@@ -328,6 +328,122 @@ static void test_commit_failure(void **state)
 	free_heap(h);
 }
 
+/* Growth and chunked commits, on regions of 1024 pages (2 commit chunks of 512):
+ * the heap starts with 2 of 8 regions and asks for more (ops->grow) when its zones
+ * meet or a huge run does not fit; pages are committed chunk by chunk, and a huge run
+ * whose commit fails part-way leaves its regions opened and free, reused next time.
+ *   start: [r0 r1] | r2..r7 not reserved
+ *   cold 1 page: zones met at 2 -> grow to 4, cold opens r3
+ *   huge 3 with 5 chunks of budget: r4.. needs growth to 8; fails at r6's commit
+ *   huge 2 fits in what was committed (r4, r5): no new commit */
+#define G_ORDER 10
+#define G_PPR (1u << G_ORDER)
+#define G_MAX 8
+static uint32_t g_chunks_committed, g_chunk_budget, g_grows;
+static uint8_t g_committed[G_MAX * G_PPR];
+
+static int g_commit_pages(struct mr_heap *h, uint32_t page, uint32_t n)
+{
+	(void)h;
+	if (page % 512 || n % 512)
+		fail_msg("commit of [%u, +%u) not in whole chunks", page, n);
+	if (g_chunks_committed + n / 512 > g_chunk_budget)
+		return -1;
+	for (uint32_t i = page; i < page + n; i++) {
+		if (g_committed[i])
+			fail_msg("page %u committed twice", i);
+		g_committed[i] = 1;
+	}
+	g_chunks_committed += n / 512;
+	return 0;
+}
+
+static uint32_t g_grow(struct mr_heap *h, uint32_t want)
+{
+	uint32_t n = h->nregions * 2 > G_MAX ? G_MAX : h->nregions * 2;
+
+	if (want > G_MAX)
+		return h->nregions;
+	g_grows++;
+	return n < want ? want : n;
+}
+
+static void g_purge(struct mr_heap *h, uint32_t r, uint32_t n)
+{
+	memset(&h->spans[r * G_PPR], 0, (size_t)n * G_PPR * sizeof(struct mr_span));
+}
+
+static const struct mr_heap_ops g_ops = {
+	.commit = t_commit, .purge = g_purge, .now_ns = t_now, .commit_pages = g_commit_pages, .grow = g_grow,
+};
+
+static void expect_committed(uint32_t page, uint32_t n, const char *what)
+{
+	for (uint32_t i = page; i < page + n; i++)
+		if (!g_committed[i])
+			fail_msg("%s: page %u handed out uncommitted", what, i);
+}
+
+static void test_grow_and_chunks(void **state)
+{
+	struct mr_heap *h = calloc(1, sizeof(*h));
+	struct mr_span *spans = calloc((size_t)G_MAX * G_PPR, sizeof(*spans));
+	uint32_t p, q, c, r;
+
+	(void)state;
+	assert_non_null(h);
+	assert_non_null(spans);
+	memset(g_committed, 0, sizeof(g_committed));
+	g_chunks_committed = g_grows = 0;
+	g_chunk_budget = 100;
+	fake_now = 1000;
+	mr_buddy_init(h, (char *)0x100000000, spans, G_ORDER, 2, UINT64_MAX / 2, &g_ops);
+	assert_int_equal(h->chunk_order, 9);
+
+	p = mr_buddy_alloc(h, 1, 0, MR_TEMP_NORMAL);
+	assert_int_equal(p, 0);
+	assert_int_equal(g_chunks_committed, 1);	/* one chunk, not the region */
+	expect_committed(p, 1, "1 page");
+	q = mr_buddy_alloc(h, 600, 0, MR_TEMP_NORMAL);
+	assert_int_equal(mr_page_region(h, q), 1);
+	expect_committed(q, 600, "600 pages");
+	assert_int_equal(g_chunks_committed, 3);
+	expect_ok(h, "two regions, three chunks");
+
+	c = mr_buddy_alloc(h, 1, 0, MR_TEMP_COLD);	/* zones met: grow */
+	assert_int_equal(h->nregions, 4);
+	assert_int_equal(g_grows, 1);
+	assert_int_equal(mr_page_region(h, c), 3);
+	expect_committed(c, 1, "cold page");
+	expect_ok(h, "grown to 4 regions");
+
+	/* 4 chunks used; 5 more let r4 and r5 commit (2 each), not r6 (2 at once). */
+	assert_int_equal(g_chunks_committed, 4);
+	g_chunk_budget = g_chunks_committed + 5;
+	assert_int_equal(mr_buddy_alloc_huge(h, 3, 1, MR_TEMP_NORMAL), MR_NONE);
+	assert_int_equal(h->nregions, 8);
+	assert_int_equal(g_chunks_committed, 8);
+	expect_ok(h, "huge run failed part-way");
+	for (r = 4; r < 7; r++) {
+		assert_int_equal(h->regions[r].state, MR_REGION_ACTIVE);
+		assert_int_equal(h->regions[r].used_pages, 0);
+	}
+	/* The regions it committed are free: a run of 2 takes them, committing nothing. */
+	c = g_chunks_committed;
+	p = mr_buddy_alloc_huge(h, 2, 1, MR_TEMP_NORMAL);
+	assert_int_equal(mr_page_region(h, p), 4);
+	assert_int_equal(g_chunks_committed, c);
+	expect_committed(p, 2 * G_PPR, "huge run of 2");
+	expect_ok(h, "huge run of 2 after a failed one");
+	mr_buddy_free_huge(h, p);
+	expect_ok(h, "huge run freed");
+	/* Beyond the window: this request fails, growth is still allowed later. */
+	assert_int_equal(mr_buddy_alloc_huge(h, 9, 1, MR_TEMP_NORMAL), MR_NONE);
+	assert_int_equal(h->grow_failed, 0);
+	free(h->spans);
+	free(h);
+}
+
 /* Random allocations and frees: invariants after every step, no page owned twice,
  * and everything coalesced at the end. */
 static void test_random(void **state)
@@ -397,6 +513,7 @@ int main(void)
 		cmocka_unit_test(test_decay),
 		cmocka_unit_test(test_nodes),
 		cmocka_unit_test(test_commit_failure),
+		cmocka_unit_test(test_grow_and_chunks),
 		cmocka_unit_test(test_random),
 	};
 
