@@ -13,5 +13,6 @@ MR_CMD(record, "record which memory a process (or physical memory) accesses, ove
 MR_CMD(report, "heatmaps, working-set sizes and per-region access rates of a record")
 MR_CMD(profile, "learn hot and cold allocation sites (MEMREG_PROFILE) from a record and a site map")
 MR_CMD(energy, "DRAM energy of a command, per socket and per region (RAPL or the model)")
+MR_CMD(bench, "run a workload under several configurations: kernbench and DAMOS tables, a report")
 MR_CMD2(alloc_stats, "alloc-stats", "show the live stats of a process running under libmemreg.so")
 MR_CMD(version, "print memregctl's version")
