@@ -83,14 +83,14 @@ int mr_bench_read_file(struct mr_bench *b, const char *path)
 				break;
 			}
 			if (*key == 'c') {
-				c = mr_bench_find_config(b, val);
-				if (c && c->kind != MR_BENCH_USER) {
+				enum mr_bench_kind k;
+
+				if (base_kind(val, &k) == 0) {
 					ret = mr_error(-EEXIST, "%s:%u: %s is a built-in configuration",
 						       path, lineno, val);
 					break;
 				}
-				if (!c)
-					c = mr_bench_new_config(b, val);
+				c = mr_bench_new_config(b, val);
 				w = NULL;
 				if (!c)
 					ret = mr_error_wrap(-EINVAL, "%s:%u", path, lineno);

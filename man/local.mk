@@ -12,6 +12,7 @@ MR_MAN_PAGES = \
 	man/memregctl-report.1 \
 	man/memregctl-profile.1 \
 	man/memregctl-energy.1 \
+	man/memregctl-bench.1 \
 	man/memregctl-alloc-stats.1 \
 	man/memregctl-version.1 \
 	man/memreg-accessgen.1 \
