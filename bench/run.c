@@ -353,6 +353,26 @@ static void child_env(const struct mr_bench *b, const struct mr_bench_config *c,
 	}
 }
 
+/*
+ * The shell command that makes the workload's own process the one a record follows:
+ * "exec CMD" for a simple command (sh would otherwise fork it and wait), CMD as it is
+ * when it has shell syntax a leading exec would change. malloc'd.
+ */
+static char *exec_form(const char *cmd)
+{
+	char *s;
+
+	if (strpbrk(cmd, ";&|<>()$`\\\n*?[]{}~=#!")) {
+		s = strdup(cmd);
+	} else if ((s = malloc(strlen(cmd) + 6))) {
+		strcpy(s, "exec ");
+		strcat(s, cmd);
+	}
+	if (!s)
+		abort();
+	return s;
+}
+
 /* One measured (or warm-up) run of workload @wi under configuration @ci into @r. */
 static int measure(struct mr_bench *b, struct mr_energy_source *src, unsigned wi,
 		   unsigned ci, struct mr_bench_run *r)
@@ -400,7 +420,7 @@ static int measure(struct mr_bench *b, struct mr_energy_source *src, unsigned wi
 		child_env(b, c, w);
 		if (c->kind == MR_BENCH_REC) {
 			execl(b->memregctl, b->memregctl, "record", "-o", recpath, "--",
-			      "/bin/sh", "-c", w->cmd, (char *)NULL);
+			      "/bin/sh", "-c", exec_form(w->cmd), (char *)NULL);
 			_exit(127);
 		}
 		execl("/bin/sh", "sh", "-c", w->cmd, (char *)NULL);
@@ -458,21 +478,23 @@ static int train(struct mr_bench *b, unsigned wi)
 	snprintf(rec, sizeof(rec), "%s/train-%u.rec", b->workdir, wi);
 	snprintf(map, sizeof(map), "%s/train-%u.map", b->workdir, wi);
 	snprintf(prof, sizeof(prof), "%s/train-%u.profile", b->workdir, wi);
-	len = strlen(b->memregctl) * 2 + strlen(b->libmemreg) + strlen(w->cmd) * 2 + 3 * PATH_MAX;
+	len = strlen(b->memregctl) * 2 + strlen(b->libmemreg) + strlen(w->cmd) * 4 + 3 * PATH_MAX;
 	cmd = malloc(len);
 	if (!cmd)
 		return mr_error(-ENOMEM, "training command");
 	/* The workload goes in as one argument: single quotes, each ' as '\''. */
 	{
-		char *q = malloc(strlen(w->cmd) * 4 + 3), *o = q;
+		char *form = exec_form(w->cmd);
+		char *q = malloc(strlen(form) * 4 + 3), *o = q;
 		const char *s;
 
 		if (!q) {
+			free(form);
 			free(cmd);
 			return mr_error(-ENOMEM, "training command");
 		}
 		*o++ = '\'';
-		for (s = w->cmd; *s; s++) {
+		for (s = form; *s; s++) {
 			if (*s == '\'') {
 				memcpy(o, "'\\''", 4);
 				o += 4;
@@ -487,6 +509,7 @@ static int train(struct mr_bench *b, unsigned wi)
 			 "--site-map '%s' -o '%s'",
 			 b->memregctl, rec, b->libmemreg, map, q, b->memregctl, rec, map, prof);
 		free(q);
+		free(form);
 	}
 	ret = run_shell(b, w->dir, cmd, NULL);
 	free(cmd);
