@@ -115,7 +115,7 @@ static int kernbench(struct mr_bench *b, const struct mr_bench_suite_opts *o)
 	const char *loads = o->loads;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned half = (unsigned)(cpus / 2), optimal = o->jobs ? o->jobs : (unsigned)cpus * 4;
-	bool want_half, want_opt, want_max;
+	bool want_half, want_opt, want_max, made_config;
 	struct mr_bench_workload *w;
 
 	if (o->tree) {
@@ -151,7 +151,11 @@ static int kernbench(struct mr_bench *b, const struct mr_bench_suite_opts *o)
 		return mr_error(-ENOENT, "kernbench: building a kernel needs flex and bison");
 	/* The .config: the given target once (tinyconfig by default), unless the tree has
 	 * one and --config was not given. */
-	if (o->config || !is_file(mr_pathf(cmd, sizeof(cmd), "%s/.config", tree))) {
+	/* A fetched tree always gets the target (the cache's .config may be another's);
+	 * a given tree keeps its own .config unless --kconfig is given. */
+	made_config = o->config || !o->tree ||
+		      !is_file(mr_pathf(cmd, sizeof(cmd), "%s/.config", tree));
+	if (made_config) {
 		fprintf(stderr, "bench: kernbench: make %s in %s\n", config, tree);
 		snprintf(cmd, sizeof(cmd), "cd '%s' && make -s %s >&2", tree, config);
 		if (shell(cmd))
@@ -159,9 +163,9 @@ static int kernbench(struct mr_bench *b, const struct mr_bench_suite_opts *o)
 	}
 	snprintf(cmd, sizeof(cmd), "make -s -C '%s' kernelversion 2>/dev/null", tree);
 	shell_line(cmd, kver, sizeof(kver));
-	snprintf(ctx, sizeof(ctx), "kernbench: Linux %s%s%s%s, make %s, %ld CPUs, in %s",
+	snprintf(ctx, sizeof(ctx), "kernbench: Linux %s%s%s%s, %s%s, %ld CPUs, in %s",
 		 kver[0] ? kver : "(unknown version)", pkgver[0] ? " (Debian linux-source-6.1 " : "",
-		 pkgver, pkgver[0] ? ")" : "", o->config || !o->tree ? config : "with the tree's .config",
+		 pkgver, pkgver[0] ? ")" : "", made_config ? "make " : "", made_config ? config : "with the tree's .config",
 		 cpus, tree);
 	free(b->context);
 	b->context = strdup(ctx);
