@@ -85,11 +85,14 @@ void mr_bench_print_tables(FILE *f, const struct mr_bench *b)
 {
 	unsigned m, ci, wi;
 
-	fprintf(f, "%s: %u run(s) per configuration and workload, interleaved; "
-		"%u warm-up round(s)\n", b->title ? b->title : "memregctl bench", b->runs,
+	fprintf(f, "%s: runs per configuration and workload %u, interleaved; "
+		"warm-up rounds %u\n", b->title ? b->title : "memregctl bench", b->runs,
 		b->warmup);
 	if (b->context)
 		fprintf(f, "%s\n", b->context);
+	if (b->nr_runs < b->nr_planned)
+		fprintf(f, "Incomplete: %u of %u runs (warm-ups included) done so far.\n",
+			b->nr_runs, b->nr_planned);
 	fprintf(f, "Means of the runs; every configuration but the first shows its overhead "
 		"against %s in %% in parentheses.\n\n", b->configs[0].name);
 	for (m = 0; m < NR_MR_BENCH_METRICS; m++) {
@@ -176,6 +179,8 @@ char *mr_bench_json(const struct mr_bench *b)
 	json_object_object_add(root, "context", str(b->context));
 	json_object_object_add(root, "runs_per_config", json_object_new_int((int)b->runs));
 	json_object_object_add(root, "warmup_rounds", json_object_new_int((int)b->warmup));
+	json_object_object_add(root, "runs_planned", json_object_new_int((int)b->nr_planned));
+	json_object_object_add(root, "complete", json_object_new_boolean(b->nr_runs == b->nr_planned));
 	json_object_object_add(root, "energy_source", str(b->energy_source));
 	json_object_object_add(root, "energy_measured",
 			       json_object_new_boolean(!energy_modelled(b)));
@@ -433,7 +438,7 @@ static int write_svg(const struct mr_bench *b, const char *path)
 	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
 	fprintf(f, "<text x=\"10\" y=\"20\" font-size=\"15\" font-weight=\"bold\">");
 	xml_text(f, b->title ? b->title : "memregctl bench");
-	fprintf(f, ": %u runs each, %s</text>\n", b->runs, b->kernel);
+	fprintf(f, ": runs per configuration %u, Linux %s</text>\n", b->runs, b->kernel);
 	/* The legend: one swatch per configuration. */
 	for (ci = 0; ci < b->nr_configs; ci++) {
 		fprintf(f, "<rect x=\"%u\" y=\"32\" width=\"10\" height=\"10\" fill=\"%s\"/>"

@@ -616,6 +616,7 @@ int mr_bench_run_all(struct mr_bench *b)
 	free(order);
 	for (k = 0; k < total; k++)
 		b->run[k].order = k;
+	b->nr_planned = total;
 	t_start = now_mono_s();
 	for (k = 0; k < total; k++) {
 		struct mr_bench_run *r = &b->run[k];
@@ -635,6 +636,9 @@ int mr_bench_run_all(struct mr_bench *b)
 		if (ret)
 			break;
 		b->nr_runs = ++done;
+		/* A bench stopped halfway keeps the runs it finished. */
+		if (b->report_dir && done < total && mr_bench_write_report(b, b->report_dir))
+			mr_clear_error();
 	}
 	progress(b, done, total, 0, NULL);
 out:

@@ -137,7 +137,9 @@ struct mr_bench {
 	char notes[16][256];	/* what could not be measured, and why */
 	unsigned nr_notes;
 	struct mr_bench_run *run;	/* measured and warm-up runs, in run order */
-	unsigned nr_runs;
+	unsigned nr_runs;	/* done so far */
+	unsigned nr_planned;	/* in all */
+	const char *report_dir;	/* rewrite the report there after every run (NULL: no) */
 	char date[64];		/* when the bench started, as date(1) prints it */
 	char kernel[128];	/* uname -r */
 };

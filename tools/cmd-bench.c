@@ -307,6 +307,8 @@ int mr_cmd_bench(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/workloads.log", b.workdir);
 	b.log_path = strdup(path);
 	b.progress = isatty(STDERR_FILENO);
+	if (outdir)
+		b.report_dir = b.workdir;
 	if (mr_bench_run_all(&b)) {
 		ret = mr_cli_fail("%s", mr_last_error());
 		if (tmp_workdir)
