@@ -24,6 +24,10 @@ check_PROGRAMS += tests/bench/test-stats
 tests_bench_test_stats_SOURCES = tests/bench/test-stats.c
 tests_bench_test_stats_CFLAGS = $(MR_TEST_CFLAGS)
 tests_bench_test_stats_LDADD = libmrbench.la $(MR_TEST_LDADD) -lm
-TESTS += tests/bench/test-stats tests/bench/bench-cli.sh tests/bench/bench-kernbench.sh
+check_PROGRAMS += tests/bench/test-output
+tests_bench_test_output_SOURCES = tests/bench/test-output.c
+tests_bench_test_output_CFLAGS = $(MR_TEST_CFLAGS)
+tests_bench_test_output_LDADD = libmrbench.la $(MR_TEST_LDADD) -lm
+TESTS += tests/bench/test-stats tests/bench/test-output tests/bench/bench-cli.sh tests/bench/bench-kernbench.sh
 endif
 EXTRA_DIST += tests/bench/bench-cli.sh tests/bench/bench-kernbench.sh

@@ -45,8 +45,13 @@ void mr_bench_print_kernbench(FILE *f, const struct mr_bench *b)
 				struct mr_bench_summary s;
 
 				mr_bench_summary_of(b, wi, ci, m, &s);
-				mr_bench_kernbench_line(line, sizeof(line),
-							mr_bench_metric_info[m].kernbench, &s);
+				/* kernbench's show_statistics says "No data" for no point */
+				if (!s.n)
+					snprintf(line, sizeof(line), "%s No data",
+						 mr_bench_metric_info[m].kernbench);
+				else
+					mr_bench_kernbench_line(line, sizeof(line),
+								mr_bench_metric_info[m].kernbench, &s);
 				fprintf(f, "%s\n", line);
 			}
 			fprintf(f, "\n");
