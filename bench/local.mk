@@ -30,4 +30,4 @@ tests_bench_test_output_CFLAGS = $(MR_TEST_CFLAGS)
 tests_bench_test_output_LDADD = libmrbench.la $(MR_TEST_LDADD) -lm
 TESTS += tests/bench/test-stats tests/bench/test-output tests/bench/bench-cli.sh tests/bench/bench-kernbench.sh
 endif
-EXTRA_DIST += tests/bench/bench-cli.sh tests/bench/bench-kernbench.sh
+EXTRA_DIST += tests/bench/bench-cli.sh tests/bench/bench-kernbench.sh bench/gcc6.bench
