@@ -1,15 +1,33 @@
 # bench: sources, programs and tests of this directory.
 
-# The bench library: statistics and table layouts (bench/stats.h); memregctl bench
-# and the suites build on it.
+# The bench library: statistics and table layouts (bench/stats.h), the harness,
+# its outputs and suites (bench/run.h); memregctl bench is a thin layer on it.
 noinst_LTLIBRARIES += libmrbench.la
-libmrbench_la_SOURCES = bench/stats.c bench/stats.h
-libmrbench_la_LIBADD = -lm
+libmrbench_la_SOURCES = bench/stats.c bench/stats.h \
+	bench/run.c bench/run.h bench/benchfile.c bench/output.c bench/suites.c
+libmrbench_la_CPPFLAGS = $(AM_CPPFLAGS) -DMR_LIBDIR='"$(libdir)"' -DMR_BINDIR='"$(bindir)"' \
+	-DMR_PKGDATADIR='"$(pkgdatadir)"' -DMR_SRCDIR='"$(abs_top_srcdir)"'
+libmrbench_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+libmrbench_la_LIBADD = -lm -lpthread
+
+tools_memregctl_SOURCES += tools/cmd-bench.c
+
+# The allocator workloads (bench/alloc-bench.sh compiles its own copy): the alloc suite
+# runs this one.
+noinst_PROGRAMS += bench/alloc-bench
+bench_alloc_bench_SOURCES = bench/alloc-bench.c
+bench_alloc_bench_CFLAGS = -O2
+bench_alloc_bench_LDADD = -lpthread
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/bench/test-stats
 tests_bench_test_stats_SOURCES = tests/bench/test-stats.c
 tests_bench_test_stats_CFLAGS = $(MR_TEST_CFLAGS)
 tests_bench_test_stats_LDADD = libmrbench.la $(MR_TEST_LDADD) -lm
-TESTS += tests/bench/test-stats
+check_PROGRAMS += tests/bench/test-output
+tests_bench_test_output_SOURCES = tests/bench/test-output.c
+tests_bench_test_output_CFLAGS = $(MR_TEST_CFLAGS)
+tests_bench_test_output_LDADD = libmrbench.la $(MR_TEST_LDADD) -lm
+TESTS += tests/bench/test-stats tests/bench/test-output tests/bench/bench-cli.sh tests/bench/bench-kernbench.sh
 endif
+EXTRA_DIST += tests/bench/bench-cli.sh tests/bench/bench-kernbench.sh bench/gcc6.bench

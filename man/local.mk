@@ -13,6 +13,7 @@ MR_MAN_PAGES = \
 	man/memregctl-profile.1 \
 	man/memregctl-control.1 \
 	man/memregctl-energy.1 \
+	man/memregctl-bench.1 \
 	man/memregctl-alloc-stats.1 \
 	man/memregctl-version.1 \
 	man/memregctl-damon-reset.1 \

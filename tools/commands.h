@@ -17,5 +17,6 @@ MR_CMD(profile, "learn hot and cold allocation sites (MEMREG_PROFILE) from a rec
 MR_CMD(control, "apply schemes (access pattern -> action) to a process: move cold data out")
 MR_CMD2(damon_reset, "damon-reset", "clean up the kernel's DAMON after a memreg was killed (its own kdamonds only)")
 MR_CMD(energy, "DRAM energy of a command, per socket and per region (RAPL or the model)")
+MR_CMD(bench, "run a workload under several configurations: kernbench and DAMOS tables, a report")
 MR_CMD2(alloc_stats, "alloc-stats", "show the live stats of a process running under libmemreg.so")
 MR_CMD(version, "print memregctl's version")

@@ -5,5 +5,5 @@ tools_memregctl_SOURCES = \
 	tools/cmd-regions.c
 tools_memregctl_SOURCES += tools/cmd-damon-reset.c
 tools_memregctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(HWLOC_CFLAGS) $(NUMA_CFLAGS)
-tools_memregctl_LDADD = libmrcontrol.la libmrcore.la libmrcommon.la \
+tools_memregctl_LDADD = libmrbench.la libmrcontrol.la libmrcore.la libmrcommon.la \
 	$(JSONC_LIBS) $(HWLOC_LIBS) $(NUMA_LIBS) $(PFM_LIBS)

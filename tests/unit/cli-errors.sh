@@ -100,6 +100,8 @@ fails_with energy "memregctl: root $tmp/none: No such file or directory" \
 	--root "$tmp/none" -- true
 fails_with alloc-stats "memregctl: $tmp/none: no such file" --file "$tmp/none"
 fails_with damon-reset "memregctl: root $tmp/none: No such file or directory" --root "$tmp/none"
+fails_with bench "memregctl: $tmp/none.bench: No such file or directory" \
+	--bench-file "$tmp/none.bench" -- true
 fails_with control "memregctl: $tmp/none.rec: No such file or directory" \
 	--replay "$tmp/none.rec" --scheme 'min max min max min max stat'
 # version cannot fail but by its usage: exit 2, one line and the hint

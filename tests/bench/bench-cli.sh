@@ -1,0 +1,152 @@
+#!/bin/sh
+# memregctl bench end to end: a small workload under orig and alloc, 3 runs each.
+# The JSON holds the 6 runs in ABABAB order with increasing start times; each mean
+# and deviation, recomputed from the raw runs, is in the tables at their precision;
+# the report files exist and the SVG names the configurations. No timing assertions.
+set -u
+b=${top_builddir:-.}
+ctl=$(cd "$b" && pwd)/tools/memregctl
+[ -x "$ctl" ] || { echo "SKIP: $ctl not built"; exit 77; }
+[ -f "$b/.libs/libmemreg.so" ] || { echo "SKIP: $b/.libs/libmemreg.so not built"; exit 77; }
+command -v python3 >/dev/null || { echo "SKIP: no python3 to recompute the statistics"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# A few thousand shell steps and a few allocations: short, with some CPU time.
+work='i=0; s=; while [ $i -lt 3000 ]; do i=$((i + 1)); s="$s."; done; echo ${#s}'
+"$ctl" bench -c orig,alloc -r 3 -w 1 -n loop --json -o "$tmp/out" -- "$work" \
+	>"$tmp/json" 2>"$tmp/err" || { fail "bench: exit $?"; cat "$tmp/err"; }
+for f in bench.txt bench.json runs.csv report.svg report.html workloads.log; do
+	[ -s "$tmp/out/$f" ] || fail "-o DIR: $f missing or empty"
+done
+cmp -s "$tmp/json" "$tmp/out/bench.json" || fail "--json and DIR/bench.json differ"
+for c in orig alloc; do
+	grep -q "<text class=\"legend\"[^>]*>$c</text>" "$tmp/out/report.svg" ||
+		fail "report.svg: no legend label '$c'"
+	grep -q "<text class=\"config\"[^>]*>$c</text>" "$tmp/out/report.svg" ||
+		fail "report.svg: no bar label '$c'"
+done
+grep -q '<img src="report.svg"' "$tmp/out/report.html" || fail "report.html does not embed report.svg"
+# 6 runs and 2 warm-ups, a header line.
+[ "$(wc -l <"$tmp/out/runs.csv")" -eq 9 ] || fail "runs.csv: $(wc -l <"$tmp/out/runs.csv") lines, want 9"
+
+python3 - "$tmp/json" "$tmp/out/bench.txt" >"$tmp/py" 2>&1 <<'EOF' || { fail "recomputed statistics"; cat "$tmp/py"; }
+import json, math, sys
+doc = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+lines = text.split("\n")
+bad = []
+runs = doc["runs"]
+if [r["config"] for r in runs] != ["orig", "alloc"] * 3:
+    bad.append("run order %s, want ABABAB" % [r["config"] for r in runs])
+starts = [r["start_unix_s"] for r in runs]
+if any(b <= a for a, b in zip(starts, starts[1:])):
+    bad.append("start times not increasing: %s" % starts)
+orders = [r["order"] for r in runs]
+if orders != sorted(orders) or len(set(orders)) != 6:
+    bad.append("orders %s" % orders)
+warm = doc["warmups"]
+if [w["config"] for w in warm] != ["orig", "alloc"] or max(w["order"] for w in warm) >= min(orders):
+    bad.append("warm-ups %s not two, before the runs" % [(w["config"], w["order"]) for w in warm])
+for r in runs:
+    if r["exit_status"] != 0:
+        bad.append("run %d exit %d" % (r["order"], r["exit_status"]))
+    if abs(r["user_s"] + r["system_s"] - r["cpu_s"]) > 1e-9:
+        bad.append("run %d: user + system != cpu_s" % r["order"])
+
+def summary(cfg, key):
+    # as bench/stats.c: the mean, then the deviations about it, n - 1
+    x = [r[key] for r in runs if r["config"] == cfg]
+    m = sum(x) / len(x)
+    return m, math.sqrt(sum((v - m) * (v - m) for v in x) / (len(x) - 1))
+
+kernbench = [("Elapsed Time", "elapsed_s"), ("User Time", "user_s"), ("System Time", "system_s"),
+             ("Percent CPU", "cpu_pct"), ("Context Switches", "involuntary_csw"),
+             ("Sleeps", "voluntary_csw")]
+# kernbench's block of each configuration, in order.
+blocks = {}
+cur = None
+for l in lines:
+    if l.startswith("orig (") or l.startswith("alloc ("):
+        cur = l.split()[0]
+        blocks[cur] = []
+    elif cur is not None:
+        if l.startswith("memregctl bench:"):
+            cur = None
+        else:
+            blocks[cur].append(l)
+for cfg in ("orig", "alloc"):
+    if "Average loop Run (std deviation):" not in blocks.get(cfg, []):
+        bad.append("%s: no kernbench header line" % cfg)
+    for name, key in kernbench:
+        want = "%s %.6g (%.6g)" % ((name,) + summary(cfg, key))
+        if want not in blocks.get(cfg, []):
+            bad.append("%s block: no line %r" % (cfg, want))
+# The DAMOS tables: the header, then the workload's row, then total.
+for key in ("elapsed_s", "user_s", "system_s", "cpu_s", "involuntary_csw", "voluntary_csw",
+            "max_rss_kib", "memused_avg_kib"):
+    head = "%s orig alloc (overhead)" % key
+    if head not in lines:
+        bad.append("no table %r" % head)
+        continue
+    i = lines.index(head)
+    mo, _ = summary("orig", key)
+    ma, _ = summary("alloc", key)
+    # a baseline of 0 has no overhead: "(-)", and no interval line
+    row = "loop %.3f %.3f (%s)" % (mo, ma, "%.2f" % (100 * (ma - mo) / mo) if mo else "-")
+    if lines[i + 1] != row:
+        bad.append("table %s: row %r, want %r" % (key, lines[i + 1], row))
+    if not lines[i + 2].startswith("total "):
+        bad.append("table %s: no total row" % key)
+    ci = [l for l in lines[i + 3:i + 5] if l.startswith("  alloc loop: ")]
+    if mo and (not ci or "95% interval [" not in ci[0]):
+        bad.append("table %s: no interval line for alloc" % key)
+energy = [l for l in lines if l.startswith("dram_energy_j (")]
+if doc["energy_source"] != "none" and not energy:
+    bad.append("no energy table")
+if doc["energy_measured"] is False and energy and not energy[0].startswith("dram_energy_j (model)"):
+    bad.append("modelled energy not labelled model: %r" % energy[0])
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
+EOF
+
+# A bench file: a configuration with env, setup and teardown, and a second workload.
+cat >"$tmp/b.bench" <<'EOF'
+# a comment
+config marked
+	env BENCH_MARK=yes
+	setup touch setup-ran
+	teardown touch teardown-ran
+	note env and hooks
+workload mark
+	run test "$BENCH_MARK" = yes || test ! -f setup-ran
+EOF
+(cd "$tmp" && "$ctl" bench -f "$tmp/b.bench" -c marked -r 1 -w 0 --csv) >"$tmp/csv" 2>"$tmp/err" ||
+	{ fail "bench file: exit $?"; cat "$tmp/err"; }
+[ -f "$tmp/setup-ran" ] && [ -f "$tmp/teardown-ran" ] || fail "bench file: setup/teardown did not run"
+awk -F, 'NR == 2 { exit !($5 == "marked" && $7 == 0 && $8 != "" && $9 != "") }' "$tmp/csv" ||
+	fail "bench file: CSV row $(sed -n 2p "$tmp/csv")"
+
+# Bad input: one line, exit 2 (usage) or 1.
+check() { # WHAT STATUS MESSAGE -- ARGS...
+	what=$1 st=$2 msg=$3
+	shift 4
+	"$ctl" bench "$@" >"$tmp/out.txt" 2>&1
+	got=$?
+	[ "$got" -eq "$st" ] || fail "$what: exit $got, want $st"
+	grep -qxF "$msg" "$tmp/out.txt" || { fail "$what: want '$msg', got:"; cat "$tmp/out.txt"; }
+}
+check "no workload" 2 "memregctl bench: no WORKLOAD (give it after --), --suite or --bench-file" --
+check "unknown config" 2 "memregctl bench: unknown configuration 'bogus' (built in: orig, alloc, alloc+profile, rec; others from --bench-file)" -- -c orig,bogus -- true
+check "zero runs" 2 "memregctl bench: --runs: '0' is not a count of at least 1" -- -r 0 -- true
+check "json and csv" 2 "memregctl bench: --json and --csv both print on standard output: give one (-o DIR writes both)" -- --json --csv -- true
+check "unknown suite" 1 "memregctl: unknown suite 'bogus' (kernbench, alloc, access)" -- --suite bogus
+printf 'config x\n\tbogus 1\n' >"$tmp/bad.bench"
+check "bad bench file" 1 "memregctl: $tmp/bad.bench:2: unknown directive 'bogus' in config x (env, preload, setup, teardown, note, base)" -- -f "$tmp/bad.bench" -- true
+check "failing workload" 1 "memregctl: false under orig exited with status 1; its output is in $tmp/fo/workloads.log" -- -c orig -r 1 -w 0 -o "$tmp/fo" -- false
+
+[ "$fails" -eq 0 ] || exit 1
+echo "PASS: bench-cli"
