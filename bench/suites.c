@@ -118,6 +118,12 @@ static int kernbench(struct mr_bench *b, const struct mr_bench_suite_opts *o)
 	bool want_half, want_opt, want_max, made_config;
 	struct mr_bench_workload *w;
 
+	/* a bench run from inside make (make check, a Makefile of the user's) must not
+	 * hand the measured builds the outer make's jobserver, level and flags: kernbench
+	 * runs its own `make -jN`, and "make[N]: Entering directory" would read as output */
+	unsetenv("MAKEFLAGS");
+	unsetenv("MFLAGS");
+	unsetenv("MAKELEVEL");
 	if (o->tree) {
 		if (!realpath(o->tree, tree))
 			return mr_error(-errno, "--tree %s", o->tree);
@@ -161,7 +167,8 @@ static int kernbench(struct mr_bench *b, const struct mr_bench_suite_opts *o)
 		if (shell(cmd))
 			return mr_error(-EIO, "kernbench: make %s in %s failed", config, tree);
 	}
-	snprintf(cmd, sizeof(cmd), "make -s -C '%s' kernelversion 2>/dev/null", tree);
+	snprintf(cmd, sizeof(cmd), "make -s --no-print-directory -C '%s' kernelversion 2>/dev/null",
+		 tree);
 	shell_line(cmd, kver, sizeof(kver));
 	snprintf(ctx, sizeof(ctx), "kernbench: Linux %s%s%s%s, %s%s, %ld CPUs, in %s",
 		 kver[0] ? kver : "(unknown version)", pkgver[0] ? " (Debian linux-source-6.1 " : "",
