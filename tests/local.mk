@@ -45,3 +45,9 @@ if ENABLE_TESTS
 TESTS += tests/unit/regions-table.sh
 endif
 EXTRA_DIST += tests/unit/regions-table.sh
+
+# scripts/lab's one retry of a guest whose kernel died before /init (a stand-in QEMU).
+if ENABLE_TESTS
+TESTS += tests/unit/lab-retry.sh
+endif
+EXTRA_DIST += tests/unit/lab-retry.sh
