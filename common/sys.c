@@ -8,6 +8,14 @@
 
 #include "common/sys.h"
 
+/* glibc headers older than the kernel's calls (pidfd_open 5.3, process_madvise 5.10) */
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_process_madvise
+#define SYS_process_madvise 440
+#endif
+
 int mr_sys_open(const char *path, int flags, mode_t mode)
 {
 	return open(path, flags | O_CLOEXEC, mode);
@@ -43,4 +51,15 @@ long mr_sys_perf_event_open(void *attr, pid_t pid, int cpu, int group_fd,
 			    unsigned long flags)
 {
 	return syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
+}
+
+int mr_sys_pidfd_open(pid_t pid, unsigned flags)
+{
+	return (int)syscall(SYS_pidfd_open, pid, flags);
+}
+
+long mr_sys_process_madvise(int pidfd, const struct iovec *iov, unsigned long nr_iov,
+			    int advice, unsigned flags)
+{
+	return syscall(SYS_process_madvise, pidfd, iov, nr_iov, advice, flags);
 }

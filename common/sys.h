@@ -22,5 +22,9 @@ long mr_sys_move_pages(int pid, unsigned long count, void **pages,
 		       const int *nodes, int *status, int flags);
 long mr_sys_perf_event_open(void *attr, pid_t pid, int cpu, int group_fd,
 			    unsigned long flags);
+int mr_sys_pidfd_open(pid_t pid, unsigned flags);
+struct iovec;
+long mr_sys_process_madvise(int pidfd, const struct iovec *iov, unsigned long nr_iov,
+			    int advice, unsigned flags);
 
 #endif

@@ -24,12 +24,6 @@
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT 21
 #endif
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_process_madvise
-#define SYS_process_madvise 440
-#endif
 
 #define QUERY_BATCH_PAGES 4096u	/* pages per move_pages status query */
 
@@ -374,13 +368,13 @@ static int do_madvise(struct mr_act_ctx *a, const struct mr_scheme *s, uint64_t 
 		return 0;
 	}
 	if (a->pidfd < 0) {
-		a->pidfd = (int)syscall(SYS_pidfd_open, a->pid, 0);
+		a->pidfd = mr_sys_pidfd_open(a->pid, 0);
 		if (a->pidfd < 0) {
 			res->failed_bytes[mr_act_fail_of_errno(errno)] += end - start;
 			return errno == ESRCH ? -ESRCH : 0;
 		}
 	}
-	r = syscall(SYS_process_madvise, a->pidfd, &iov, 1ul, madvise_advice(s->action), 0u);
+	r = mr_sys_process_madvise(a->pidfd, &iov, 1ul, madvise_advice(s->action), 0u);
 	if (r < 0) {
 		int e = errno;
 

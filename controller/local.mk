@@ -49,6 +49,8 @@ check_PROGRAMS += tests/controller/test-action
 tests_controller_test_action_SOURCES = tests/controller/test-action.c
 tests_controller_test_action_CFLAGS = $(MR_TEST_CFLAGS)
 tests_controller_test_action_LDADD = libmrcontrol.la $(MR_TEST_LDADD)
+tests_controller_test_action_LDFLAGS = -Wl,--wrap=mr_sys_pidfd_open \
+	-Wl,--wrap=mr_sys_process_madvise
 TESTS += tests/controller/test-action
 endif
 EXTRA_DIST += tests/controller/evacuate-cli.sh

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "common/root.h"
+#include "common/sys.h"
 #include "common/util.h"
 #include "controller/action.h"
 
@@ -126,6 +127,95 @@ static void test_move_failures(void **state)
 	assert_int_equal(mr_act_fail_of_errno(EINVAL), MR_CTL_FAIL_OTHER);
 }
 
+/* process_madvise, replaced (-Wl,--wrap): each call takes its result and errno from
+ * the queue below; pidfd_open hands out a descriptor number nobody uses. */
+static long madvise_ret[4];
+static int madvise_errno[4];
+static unsigned madvise_calls, pidfd_calls;
+static int pidfd_errno;
+
+int __wrap_mr_sys_pidfd_open(pid_t pid, unsigned flags);
+int __wrap_mr_sys_pidfd_open(pid_t pid, unsigned flags)
+{
+	(void)pid;
+	(void)flags;
+	pidfd_calls++;
+	if (pidfd_errno) {
+		errno = pidfd_errno;
+		return -1;
+	}
+	return 1000;
+}
+
+long __wrap_mr_sys_process_madvise(int pidfd, const struct iovec *iov, unsigned long nr_iov,
+				   int advice, unsigned flags);
+long __wrap_mr_sys_process_madvise(int pidfd, const struct iovec *iov, unsigned long nr_iov,
+				   int advice, unsigned flags)
+{
+	unsigned i = madvise_calls++;
+
+	(void)iov;
+	(void)flags;
+	assert_int_equal(pidfd, 1000);
+	assert_int_equal(nr_iov, 1);
+	assert_int_equal(advice, MADV_PAGEOUT);
+	assert_true(i < 4);
+	errno = madvise_errno[i];
+	return madvise_ret[i];
+}
+
+/* An applied pageout whose process_madvise fails: the bytes are counted by reason
+ * (refused, a short count, the target gone), never as applied. */
+static void test_madvise_failures(void **state)
+{
+	struct mr_scheme s = scheme(MR_SCHEME_PAGEOUT, -1);
+	struct mr_scheme_set set = { &s, 1 };
+	struct mr_ctl_result res = { 0 };
+	struct mr_act_ctx a;
+	char *p = mmap(NULL, BUF_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uintptr_t b = (uintptr_t)p;
+
+	(void)state;
+	assert_true(p != MAP_FAILED);
+	memset(p, 1, BUF_BYTES);
+	madvise_ret[0] = -1, madvise_errno[0] = EPERM;
+	madvise_ret[1] = 4096, madvise_errno[1] = 0;
+	madvise_ret[2] = -1, madvise_errno[2] = ESRCH;
+	madvise_calls = pidfd_calls = 0;
+	pidfd_errno = 0;
+	assert_int_equal(mr_act_ctx_init(&a, &one_node, &set, getpid(), false, true), 0);
+	/* refused: every byte of the range failed for access */
+	assert_int_equal(mr_act_apply(&a, &s, b, b + BUF_BYTES, &res), 0);
+	assert_int_equal(res.applied_bytes, 0);
+	assert_int_equal(res.failed_bytes[MR_CTL_FAIL_ACCESS], BUF_BYTES);
+	assert_int_equal(a.acct[0].bytes, 0);
+	/* one page of the range done: the rest failed for another reason */
+	memset(&res, 0, sizeof(res));
+	assert_int_equal(mr_act_apply(&a, &s, b, b + BUF_BYTES, &res), 0);
+	assert_int_equal(res.applied_bytes, 4096);
+	assert_int_equal(res.failed_bytes[MR_CTL_FAIL_OTHER], BUF_BYTES - 4096);
+	assert_int_equal(a.acct[0].bytes, 4096);
+	/* the target is gone: the run is over */
+	memset(&res, 0, sizeof(res));
+	assert_int_equal(mr_act_apply(&a, &s, b, b + BUF_BYTES, &res), -ESRCH);
+	assert_int_equal(madvise_calls, 3);
+	assert_int_equal(pidfd_calls, 1);	/* opened once, kept */
+	a.pidfd = -1;				/* not ours to close */
+	mr_act_ctx_destroy(&a);
+	/* no pidfd for the target: its bytes fail, ESRCH ends the run */
+	pidfd_errno = EPERM;
+	assert_int_equal(mr_act_ctx_init(&a, &one_node, &set, getpid(), false, true), 0);
+	memset(&res, 0, sizeof(res));
+	assert_int_equal(mr_act_apply(&a, &s, b, b + BUF_BYTES, &res), 0);
+	assert_int_equal(res.failed_bytes[MR_CTL_FAIL_ACCESS], BUF_BYTES);
+	pidfd_errno = ESRCH;
+	memset(&res, 0, sizeof(res));
+	assert_int_equal(mr_act_apply(&a, &s, b, b + BUF_BYTES, &res), -ESRCH);
+	assert_int_equal(madvise_calls, 3);
+	mr_act_ctx_destroy(&a);
+	munmap(p, BUF_BYTES);
+}
+
 static void test_backend_rule(void **state)
 {
 	struct mr_scheme s[2] = { scheme(MR_SCHEME_MIGRATE_COLD, -1), scheme(MR_SCHEME_STAT, -1) };
@@ -168,6 +258,7 @@ int main(void)
 		cmocka_unit_test(test_replay_unknown),
 		cmocka_unit_test(test_fixture_root_refuses),
 		cmocka_unit_test(test_move_failures),
+		cmocka_unit_test(test_madvise_failures),
 		cmocka_unit_test(test_backend_rule),
 	};
 
