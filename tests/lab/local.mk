@@ -31,4 +31,7 @@ clean-local: clean-lab-stage
 clean-lab-stage:
 	rm -rf tests/lab/stage tests/lab/*.files
 
-EXTRA_DIST += tests/lab
+# The sources only, by name: the build directory's tests/lab (the staged guest tree,
+# the group stubs and logs) would otherwise be what `make dist` copies.
+EXTRA_DIST += tests/lab/group.sh tests/lab/init tests/lab/lab-export \
+	tests/lab/export-decode.sh tests/lab/stage-static.sh tests/lab/guest
