@@ -31,3 +31,16 @@ tests_bench_test_output_LDADD = libmrbench.la $(MR_TEST_LDADD) -lm
 TESTS += tests/bench/test-stats tests/bench/test-output tests/bench/bench-cli.sh tests/bench/bench-kernbench.sh
 endif
 EXTRA_DIST += tests/bench/bench-cli.sh tests/bench/bench-kernbench.sh bench/gcc6.bench
+
+# Hansen's scenarios (bench/hansen.sh boots the VM lab): the guest's read benchmark,
+# copied into the guest with the other tests/lab/progs.
+if ENABLE_TESTS
+noinst_PROGRAMS += tests/lab/progs/mr-readbench
+tests_lab_progs_mr_readbench_SOURCES = tests/lab/progs/mr-readbench.c
+tests_lab_progs_mr_readbench_LDADD = libmrcommon.la
+endif
+EXTRA_DIST += bench/hansen.sh bench/hansen-guest.sh
+if ENABLE_TESTS
+TESTS += tests/bench/hansen-render.sh
+endif
+EXTRA_DIST += tests/bench/hansen-render.sh tests/bench/hansen-fixture.txt
