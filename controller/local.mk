@@ -84,9 +84,11 @@ check_PROGRAMS += tests/controller/mk-ctl-record
 tests_controller_mk_ctl_record_SOURCES = tests/controller/mk-ctl-record.c
 tests_controller_mk_ctl_record_LDADD = libmrcore.la libmrcommon.la $(ZLIB_LIBS)
 TESTS += tests/controller/control-cli.sh tests/controller/metrics-textfile.sh \
-	tests/controller/memregd.sh tests/controller/unit-verify.sh
+	tests/controller/memregd.sh tests/controller/unit-verify.sh \
+	tests/controller/control-targets.sh
 EXTRA_DIST += tests/controller/control-cli.sh tests/controller/metrics-textfile.sh \
-	tests/controller/memregd.sh tests/controller/unit-verify.sh
+	tests/controller/memregd.sh tests/controller/unit-verify.sh \
+	tests/controller/control-targets.sh
 endif
 
 # The control lab group's workload (tests/lab/guest/control/), copied into the guest.
