@@ -848,6 +848,7 @@ int mr_ctl_run(struct mr_ctl_run *run)
 
 int mr_ctl_run_replace_schemes(struct mr_ctl_run *run, struct mr_scheme_set *set)
 {
+	bool apply = run->act.apply;
 	struct mr_ctl ctl;
 	struct mr_act_ctx act;
 	struct mr_ctl_run_scheme *per;
@@ -856,7 +857,8 @@ int mr_ctl_run_replace_schemes(struct mr_ctl_run *run, struct mr_scheme_set *set
 	err = mr_ctl_init(&ctl, set, &run->mon->attrs);
 	if (err)
 		return err;
-	err = mr_act_ctx_init(&act, run->map, set, run->act.pid, run->act.phys, run->act.apply);
+	err = mr_act_ctx_init(&act, run->map, set, run->act.pid, run->act.phys,
+			      run->targets ? false : run->act.apply);
 	if (err) {
 		mr_ctl_destroy(&ctl);
 		return err;
@@ -903,7 +905,7 @@ int mr_ctl_run_replace_schemes(struct mr_ctl_run *run, struct mr_scheme_set *set
 	run->ctl = ctl;
 	run->act = act;
 	if (run->targets)
-		run->act.apply = act.apply;
+		run->act.apply = apply;
 	run->per_scheme = per;
 	run->set = set;
 	return 0;
