@@ -97,3 +97,7 @@ noinst_PROGRAMS += tests/lab/progs/mr-hotcold
 tests_lab_progs_mr_hotcold_SOURCES = tests/lab/progs/mr-hotcold.c
 tests_lab_progs_mr_hotcold_LDADD = libmrcommon.la $(NUMA_LIBS)
 endif
+
+# The controller's overhead benchmark, installed so the lab guest can run it too.
+ctlbenchdir = $(pkgdatadir)/bench
+dist_ctlbench_SCRIPTS = bench/ctl-overhead.sh
