@@ -639,6 +639,8 @@ static void *target_thread(void *arg)
 	return NULL;
 }
 
+/* A line of the target set's changes; called with run->lock held, so that it never
+ * lands inside a target's action line. */
 static void log_target(struct mr_ctl_run *run, const char *what)
 {
 	uint64_t now_us = mr_mon_now_us() - run->start_mono_us;
@@ -670,7 +672,7 @@ static int add_target(struct mr_ctl_run *run, const struct mr_ctl_member *m)
 	t->own_mon.attrs = run->mon->attrs;
 	t->own_mon.apply = run->mon->apply;
 	t->own_mon.selftest_passed = run->mon->selftest_passed;
-	t->own_mon.stop = &run->stop_all;
+	t->own_mon.stop = &t->stop;
 	t->own_mon.target.kind = MR_MON_TARGET_PROCESS;
 	t->own_mon.target.pid = m->pid;
 	t->mon = &t->own_mon;
@@ -742,6 +744,7 @@ static int run_targets(struct mr_ctl_run *run)
 				continue;
 			}
 			mr_ctl_member_text(run->targets, &t->member, who, sizeof(who));
+			pthread_mutex_lock(&run->lock);
 			if (t->err) {
 				snprintf(line, sizeof(line), "%s: not followed: %s", who, t->errmsg);
 				log_target(run, line);
@@ -755,11 +758,13 @@ static int run_targets(struct mr_ctl_run *run)
 				log_target(run, line);
 				run->nr_left++;
 			}
+			pthread_mutex_unlock(&run->lock);
 			reap_target(run, i);
 		}
 		err = mr_ctl_targets_update(run->targets, &joined, &nr_joined, &left, &nr_left);
 		if (err)
 			break;
+		pthread_mutex_lock(&run->lock);
 		for (i = 0; i < nr_left; i++) {
 			size_t k;
 
@@ -769,8 +774,10 @@ static int run_targets(struct mr_ctl_run *run)
 				if (t->member.pid != left[i].pid ||
 				    t->member.starttime_ticks != left[i].starttime_ticks || t->left)
 					continue;
-				/* its thread sees the end at its next sample and is reaped then */
+				/* gone, or moved out of the cgroup: its monitor stops at its next
+				 * sample and its thread is reaped then */
 				t->left = true;
+				t->stop = 1;
 				run->nr_left++;
 				mr_ctl_member_text(run->targets, &t->member, who, sizeof(who));
 				snprintf(line, sizeof(line), "%s left after %" PRIu64
@@ -779,7 +786,6 @@ static int run_targets(struct mr_ctl_run *run)
 				log_target(run, line);
 			}
 		}
-		pthread_mutex_lock(&run->lock);
 		for (i = 0; i < nr_joined && !err; i++) {
 			err = add_target(run, &joined[i]);
 			if (!err) {
@@ -794,8 +800,10 @@ static int run_targets(struct mr_ctl_run *run)
 		if (err)
 			break;
 		if (!run->nr_live && !mr_ctl_targets_open(run->targets)) {
+			pthread_mutex_lock(&run->lock);
 			log_target(run, run->nr_joined ? "no process left to follow" :
 				   "no process to follow");
+			pthread_mutex_unlock(&run->lock);
 			break;
 		}
 		/* sleep to the next update, waking for a stop or the end of the duration */
@@ -810,6 +818,8 @@ static int run_targets(struct mr_ctl_run *run)
 		}
 	}
 	run->stop_all = 1;
+	for (i = 0; i < run->nr_live; i++)
+		run->live[i]->stop = 1;
 	while (run->nr_live)
 		reap_target(run, run->nr_live - 1);
 	if (!err && run->err)

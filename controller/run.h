@@ -62,6 +62,7 @@ struct mr_ctl_run_target {
 	pthread_t thread;
 	bool done;			/* its thread ended (under run->lock) */
 	bool left;			/* the set said it left (logged) */
+	volatile sig_atomic_t stop;	/* its monitor's stop: it left, or the run ends */
 	int err;			/* its monitor's error (not the process's end) */
 	char errmsg[512];
 	uint64_t aggregations;
