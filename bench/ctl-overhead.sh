@@ -10,15 +10,17 @@
 # start-up's one-off scan of the regions' occupancy for the status). POSIX sh, so
 # it also runs in the lab guest (installed as PKGDATADIR/bench/ctl-overhead.sh):
 #   bench/ctl-overhead.sh [-b BACKEND] [-a ATTRS] [-r RUNS] [-s SECONDS] [-z SIZE]
+#                         [-c "plain record stat1 stat8"]
 # A dry run on a process memreg starts: nothing is changed but the target's
 # accessed bits (refs) or soft-dirty bits. damon needs --apply (the lab): -A.
 set -u
-backend=refs attrs=100000,1000000,2000000,10,1000 runs=5 secs=10 size=256M apply=
-while getopts b:a:r:s:z:A o; do
+backend=refs attrs=1000000,2000000,4000000,10,1000 runs=5 secs=20 size=256M apply=
+configs="plain record stat1 stat8"
+while getopts b:a:r:s:z:c:A o; do
 	case $o in
 	b) backend=$OPTARG ;; a) attrs=$OPTARG ;; r) runs=$OPTARG ;; s) secs=$OPTARG ;;
-	z) size=$OPTARG ;; A) apply=--apply ;;
-	*) echo "usage: $0 [-b BACKEND] [-a ATTRS] [-r RUNS] [-s SECONDS] [-z SIZE] [-A]" >&2
+	z) size=$OPTARG ;; c) configs=$OPTARG ;; A) apply=--apply ;;
+	*) echo "usage: $0 [-b BACKEND] [-a ATTRS] [-r RUNS] [-s SECONDS] [-z SIZE] [-c CONFIGS] [-A]" >&2
 	   exit 2 ;;
 	esac
 done
@@ -83,7 +85,6 @@ run() {
 	echo "${cpu:-nan}" >>"$tmp/cpu.$c"
 }
 
-configs="plain record stat1 stat8"
 echo "# target: memreg-accessgen, $size area, random rw per 64 B line, ${secs}s; backend $backend," \
 	"attrs $attrs; $runs runs each, alternating; $(uname -r), $(nproc) cpus"
 for c in $configs; do : >"$tmp/rate.$c"; : >"$tmp/cpu.$c"; done
@@ -94,7 +95,7 @@ while [ $i -lt "$runs" ]; do
 	done
 	i=$((i + 1))
 done
-base=$(median <"$tmp/rate.plain")
+base=$(median <"$tmp/rate.plain" 2>/dev/null)
 printf '%-8s %-34s %12s %10s %12s\n' config what "acc/s" slowdown "memreg cpu"
 for c in $configs; do
 	case $c in

@@ -591,6 +591,12 @@ static int on_target_aggregation(struct mr_mon_ctx *ctx, uint64_t time_us, void 
 			run->reload_fn(run, run->reload_arg);
 	}
 	time_us = mr_mon_now_us() - run->start_mono_us;
+	/* a pass waits for the lock while another process's actions run (move_pages
+	 * of tens of MiB can take seconds): past the duration, do not start one */
+	if (run->duration_us && time_us >= run->duration_us) {
+		run->stop_all = 1;
+		goto out_stop;
+	}
 	err = engine_pass(run, t, ctx, time_us);
 	if (err == -ESRCH)
 		goto out_stop;	/* the process ended while we acted on it */
