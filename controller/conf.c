@@ -60,6 +60,38 @@ static int parse_regions(char *val, struct mr_mon_attrs *a)
 	return 0;
 }
 
+/* A "pid" line (a repeated pid counts once). */
+static int add_pid(struct mr_conf *c, pid_t pid)
+{
+	pid_t *p;
+	size_t i;
+
+	for (i = 0; i < c->nr_pids; i++)
+		if (c->pids[i] == pid)
+			return 0;
+	p = realloc(c->pids, (c->nr_pids + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	c->pids = p;
+	c->pids[c->nr_pids++] = pid;
+	c->pid = c->pids[0];
+	return 0;
+}
+
+static int add_cgroup(struct mr_conf *c, const char *path)
+{
+	char **p = realloc(c->cgroups, (c->nr_cgroups + 1) * sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	c->cgroups = p;
+	c->cgroups[c->nr_cgroups] = strdup(path);
+	if (!c->cgroups[c->nr_cgroups])
+		return -ENOMEM;
+	c->nr_cgroups++;
+	return 0;
+}
+
 int mr_conf_parse(const char *text, const char *source, struct mr_conf *c)
 {
 	char *copy = strdup(text), *line, *next, *key, *val, *schemes = NULL;
@@ -106,7 +138,20 @@ int mr_conf_parse(const char *text, const char *source, struct mr_conf *c)
 				err = bad(source, n, "pid: bad process id", val);
 				break;
 			}
-			c->pid = (pid_t)v;
+			if (add_pid(c, (pid_t)v)) {
+				err = mr_error(-ENOMEM, "out of memory");
+				break;
+			}
+		} else if (strcmp(key, "cgroup") == 0) {
+			if (val[0] != '/') {
+				err = bad(source, n, "cgroup: want the cgroup's absolute path "
+					  "(/sys/fs/cgroup/...), not", val);
+				break;
+			}
+			if (add_cgroup(c, val)) {
+				err = mr_error(-ENOMEM, "out of memory");
+				break;
+			}
 		} else if (strcmp(key, "backend") == 0) {
 			if (!*val || strlen(val) >= sizeof(c->backend)) {
 				err = bad(source, n, "backend: bad name", val);
@@ -149,8 +194,9 @@ int mr_conf_parse(const char *text, const char *source, struct mr_conf *c)
 	if (!err && !c->apply)
 		err = mr_error(-EINVAL, "%s: \"apply no\": memregd refuses to start without "
 			       "\"apply yes\" (use memregctl control for a dry run)", source);
-	if (!err && !c->pid)
-		err = mr_error(-EINVAL, "%s: no target: give \"pid N\"", source);
+	if (!err && !c->nr_pids && !c->nr_cgroups)
+		err = mr_error(-EINVAL, "%s: no target: give \"pid N\" or \"cgroup PATH\" "
+			       "(each repeatable)", source);
 	if (!err && !schemes)
 		err = mr_error(-EINVAL, "%s: no \"schemes\" line: memregd has nothing to do",
 			       source);
@@ -205,5 +251,14 @@ int mr_conf_load(const char *path, struct mr_conf *c)
 
 void mr_conf_free(struct mr_conf *c)
 {
+	size_t i;
+
 	mr_scheme_set_free(&c->schemes);
+	for (i = 0; i < c->nr_cgroups; i++)
+		free(c->cgroups[i]);
+	free(c->cgroups);
+	free(c->pids);
+	c->cgroups = NULL;
+	c->pids = NULL;
+	c->nr_cgroups = c->nr_pids = 0;
 }

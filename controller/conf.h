@@ -17,7 +17,9 @@
 /*
  * struct mr_conf - what memregd.conf says.
  * @apply:	"apply yes": consent to change the targets' placement (required).
- * @pid:	the target process ("pid N").
+ * @pids:	the target processes ("pid N", repeatable); @pid is the first (0: none).
+ * @cgroups:	cgroup v2 directories whose processes are targets ("cgroup PATH",
+ *		repeatable), followed as they change.
  * @backend:	monitoring backend ("backend damon"; default damon).
  * @attrs:	"intervals SAMPLE AGGR UPDATE" (units required) and "regions MIN MAX";
  *		@has_attrs false keeps the backend's defaults.
@@ -28,6 +30,10 @@
 struct mr_conf {
 	bool apply;
 	pid_t pid;
+	pid_t *pids;
+	size_t nr_pids;
+	char **cgroups;
+	size_t nr_cgroups;
 	char backend[32];
 	struct mr_mon_attrs attrs;
 	bool has_attrs;

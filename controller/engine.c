@@ -187,18 +187,22 @@ static void update_quota(struct mr_scheme_state *st, uint64_t now_us)
  * top score down, add up the bytes of matching regions until they fill what is left.
  */
 static unsigned min_score(struct mr_ctl *c, const struct mr_scheme_state *st,
-			  const struct mr_mon_region *regions, size_t nr)
+			  const struct mr_ctl_target_regions *targets, size_t nr_targets)
 {
 	uint64_t hist[MR_SCHEME_MAX_SCORE + 1] = { 0 }, sum = 0;
 	unsigned score;
-	size_t i;
+	size_t i, t;
 
 	if (st->esz_bytes == UINT64_MAX)
 		return 0;
-	for (i = 0; i < nr; i++)
-		if (mr_scheme_matches(st->scheme, &regions[i], &c->attrs))
-			hist[mr_scheme_score(st->scheme, &regions[i], &c->attrs)] +=
-				regions[i].end - regions[i].start;
+	for (t = 0; t < nr_targets; t++) {
+		const struct mr_mon_region *regions = targets[t].regions;
+
+		for (i = 0; i < targets[t].nr; i++)
+			if (mr_scheme_matches(st->scheme, &regions[i], &c->attrs))
+				hist[mr_scheme_score(st->scheme, &regions[i], &c->attrs)] +=
+					regions[i].end - regions[i].start;
+	}
 	for (score = MR_SCHEME_MAX_SCORE;; score--) {
 		sum += hist[score];
 		if (sum >= st->esz_bytes - st->charged_bytes || !score)
@@ -206,6 +210,7 @@ static unsigned min_score(struct mr_ctl *c, const struct mr_scheme_state *st,
 	}
 }
 
+/* @st's action on the regions of one target, down to st->min_score. */
 static int apply_scheme(struct mr_ctl *c, struct mr_scheme_state *st,
 			struct mr_mon_region *regions, size_t nr)
 {
@@ -213,7 +218,6 @@ static int apply_scheme(struct mr_ctl *c, struct mr_scheme_state *st,
 	size_t i, k;
 	int err;
 
-	st->min_score = min_score(c, st, regions, nr);
 	for (i = 0; i < nr; i++) {
 		struct mr_mon_region *r = &regions[i];
 		struct mr_ctl_result res = { 0 };
@@ -252,10 +256,10 @@ static int apply_scheme(struct mr_ctl *c, struct mr_scheme_state *st,
 	return 0;
 }
 
-int mr_ctl_aggregate(struct mr_ctl *c, struct mr_mon_region *regions, size_t nr,
-		     uint64_t now_us)
+int mr_ctl_aggregate_targets(struct mr_ctl *c, struct mr_ctl_target_regions *targets,
+			     size_t nr_targets, size_t acting, uint64_t now_us)
 {
-	size_t i;
+	size_t i, t;
 	int err;
 
 	for (i = 0; i < c->nr_states; i++) {
@@ -267,9 +271,23 @@ int mr_ctl_aggregate(struct mr_ctl *c, struct mr_mon_region *regions, size_t nr,
 		if (!st->active)
 			continue;
 		update_quota(st, now_us);
-		err = apply_scheme(c, st, regions, nr);
-		if (err)
-			return err;
+		st->min_score = min_score(c, st, targets, nr_targets);
+		for (t = 0; t < nr_targets; t++) {
+			if (acting != MR_CTL_ALL_TARGETS && t != acting)
+				continue;
+			c->cur_target = t;
+			err = apply_scheme(c, st, targets[t].regions, targets[t].nr);
+			if (err)
+				return err;
+		}
 	}
 	return 0;
+}
+
+int mr_ctl_aggregate(struct mr_ctl *c, struct mr_mon_region *regions, size_t nr,
+		     uint64_t now_us)
+{
+	struct mr_ctl_target_regions one = { regions, nr };
+
+	return mr_ctl_aggregate_targets(c, &one, 1, 0, now_us);
 }

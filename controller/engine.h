@@ -70,7 +70,17 @@ struct mr_ctl {
 	mr_ctl_metric_fn metric;	/* needed only by schemes with watermarks */
 	mr_ctl_clock_fn clock;		/* NULL: CLOCK_MONOTONIC */
 	void *arg;			/* for the three callbacks */
+	size_t cur_target;		/* during @apply: the index of the target whose
+					 * region it is (mr_ctl_aggregate_targets) */
 };
+
+/* One target's regions for mr_ctl_aggregate_targets (address order). */
+struct mr_ctl_target_regions {
+	struct mr_mon_region *regions;
+	size_t nr;
+};
+
+#define MR_CTL_ALL_TARGETS ((size_t)-1)
 
 /* DAMOS's score range and its subscores' (mm/damon: DAMOS_MAX_SCORE etc.). */
 #define MR_SCHEME_MAX_SCORE 99
@@ -88,6 +98,16 @@ void mr_ctl_destroy(struct mr_ctl *c);
  */
 int mr_ctl_aggregate(struct mr_ctl *c, struct mr_mon_region *regions, size_t nr,
 		     uint64_t now_us);
+/*
+ * The same over several targets, as DAMOS does for a context's targets: each
+ * scheme's quota is one, charged by every target, and its priority threshold (the
+ * score histogram) is taken over the regions of all @targets. Actions are applied
+ * to the regions of @targets[@acting] only (MR_CTL_ALL_TARGETS: to all, in target
+ * order, as a kdamond walks them), so a caller whose targets aggregate at their own
+ * times passes every target's latest regions and acts on the one that aggregated.
+ */
+int mr_ctl_aggregate_targets(struct mr_ctl *c, struct mr_ctl_target_regions *targets,
+			     size_t nr_targets, size_t acting, uint64_t now_us);
 /* Does @r match @s's access pattern under @attrs? */
 bool mr_scheme_matches(const struct mr_scheme *s, const struct mr_mon_region *r,
 		       const struct mr_mon_attrs *attrs);

@@ -6,7 +6,8 @@ libmrcontrol_la_SOURCES = controller/scheme.c controller/scheme.h \
 	controller/plan.c controller/plan.h \
 	controller/action.c controller/action.h \
 	controller/run.c controller/run.h controller/metrics.c \
-	controller/conf.c controller/conf.h
+	controller/conf.c controller/conf.h \
+	controller/targets.c controller/targets.h
 libmrcontrol_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 # memregctl plan, evacuate and control: thin commands over controller/ (tools/local.mk,
 # included before this file, sets the list and links libmrcontrol.la first).
@@ -37,6 +38,12 @@ tests_controller_test_engine_SOURCES = tests/controller/test-engine.c
 tests_controller_test_engine_CFLAGS = $(MR_TEST_CFLAGS)
 tests_controller_test_engine_LDADD = libmrcontrol.la $(MR_TEST_LDADD)
 TESTS += tests/controller/test-engine
+
+check_PROGRAMS += tests/controller/test-targets
+tests_controller_test_targets_SOURCES = tests/controller/test-targets.c
+tests_controller_test_targets_CFLAGS = $(MR_TEST_CFLAGS)
+tests_controller_test_targets_LDADD = libmrcontrol.la $(MR_TEST_LDADD)
+TESTS += tests/controller/test-targets
 
 # The planner on the fixture machines (their roots are assembled by regions/local.mk).
 check_PROGRAMS += tests/controller/test-plan
@@ -79,9 +86,11 @@ check_PROGRAMS += tests/controller/mk-ctl-record
 tests_controller_mk_ctl_record_SOURCES = tests/controller/mk-ctl-record.c
 tests_controller_mk_ctl_record_LDADD = libmrcore.la libmrcommon.la $(ZLIB_LIBS)
 TESTS += tests/controller/control-cli.sh tests/controller/metrics-textfile.sh \
-	tests/controller/memregd.sh tests/controller/unit-verify.sh
+	tests/controller/memregd.sh tests/controller/unit-verify.sh \
+	tests/controller/control-targets.sh
 EXTRA_DIST += tests/controller/control-cli.sh tests/controller/metrics-textfile.sh \
-	tests/controller/memregd.sh tests/controller/unit-verify.sh
+	tests/controller/memregd.sh tests/controller/unit-verify.sh \
+	tests/controller/control-targets.sh
 endif
 
 # The control lab group's workload (tests/lab/guest/control/), copied into the guest.
@@ -90,3 +99,7 @@ noinst_PROGRAMS += tests/lab/progs/mr-hotcold
 tests_lab_progs_mr_hotcold_SOURCES = tests/lab/progs/mr-hotcold.c
 tests_lab_progs_mr_hotcold_LDADD = libmrcommon.la $(NUMA_LIBS)
 endif
+
+# The controller's overhead benchmark, installed so the lab guest can run it too.
+ctlbenchdir = $(pkgdatadir)/bench
+dist_ctlbench_SCRIPTS = bench/ctl-overhead.sh

@@ -82,14 +82,25 @@ static const char *dest_text(const struct mr_ctl_run *run, const struct mr_schem
 	return buf;
 }
 
-static void log_actions(struct mr_ctl_run *run, uint64_t time_us)
+/* "pid 123: " before a target's lines when the run has several, "" otherwise. */
+static const char *target_text(const struct mr_ctl_run *run, const struct mr_ctl_run_target *t,
+			       char *buf, size_t len)
 {
-	uint64_t pb = run->act.page_bytes;
+	buf[0] = '\0';
+	if (run->targets)
+		snprintf(buf, len, "pid %d: ", (int)t->member.pid);
+	return buf;
+}
+
+static void log_actions(struct mr_ctl_run *run, struct mr_ctl_run_target *t, uint64_t time_us)
+{
+	uint64_t pb = t->act->page_bytes;
+	char who[32];
 	size_t i;
 
 	for (i = 0; i < run->set->nr; i++) {
 		const struct mr_scheme *s = &run->set->schemes[i];
-		const struct mr_act_acct *a = &run->act.acct[i];
+		const struct mr_act_acct *a = &t->act->acct[i];
 		json_object *j = NULL, *from = NULL;
 		char size[32], dest[64];
 		unsigned k;
@@ -101,6 +112,9 @@ static void log_actions(struct mr_ctl_run *run, uint64_t time_us)
 			j = json_object_new_object();
 			from = json_object_new_array();
 			json_object_object_add(j, "time_us", json_object_new_uint64(time_us));
+			if (run->targets)
+				json_object_object_add(j, "pid",
+						       json_object_new_int((int)t->member.pid));
 			json_object_object_add(j, "scheme", json_object_new_uint64(i));
 			json_object_object_add(j, "action",
 					       json_object_new_string(mr_scheme_action_name(s->action)));
@@ -112,12 +126,13 @@ static void log_actions(struct mr_ctl_run *run, uint64_t time_us)
 			json_object_object_add(j, "pages", json_object_new_uint64(a->bytes / pb));
 		}
 		if (run->log && (s->action != MR_SCHEME_STAT || run->log_stat)) {
-			fprintf(run->log, "%s%" PRIu64 ".%03" PRIu64 " s: scheme %zu (line %u) %s%s: "
+			fprintf(run->log, "%s%" PRIu64 ".%03" PRIu64 " s: %sscheme %zu (line %u) %s%s: "
 				"%s %" PRIu64 " region%s, %s (%" PRIu64 " pages)", run->log_prefix,
-				time_us / 1000000, time_us / 1000 % 1000, i, s->line,
+				time_us / 1000000, time_us / 1000 % 1000,
+				target_text(run, t, who, sizeof(who)), i, s->line,
 				mr_scheme_action_name(s->action), dest_text(run, s, dest, sizeof(dest)),
 				s->action == MR_SCHEME_STAT ? "matched" :
-				run->act.apply ? "applied to" : "would apply to",
+				t->act->apply ? "applied to" : "would apply to",
 				a->regions, a->regions == 1 ? "" : "s",
 				mr_format_size(a->bytes, size, sizeof(size)), a->bytes / pb);
 		}
@@ -158,13 +173,13 @@ static void log_actions(struct mr_ctl_run *run, uint64_t time_us)
 	}
 }
 
-static void add_totals(struct mr_ctl_run *run)
+static void add_totals(struct mr_ctl_run *run, const struct mr_ctl_run_target *t)
 {
 	size_t i;
 	unsigned k;
 
 	for (i = 0; i < run->set->nr; i++) {
-		const struct mr_act_acct *a = &run->act.acct[i];
+		const struct mr_act_acct *a = &t->act->acct[i];
 
 		if (run->set->schemes[i].action == MR_SCHEME_STAT)
 			continue;
@@ -199,7 +214,7 @@ static int write_outputs(struct mr_ctl_run *run)
  * the smallest of the monitoring regions overlapping it, so a scheme decides for
  * whole mappings only. Mappings no monitoring region overlaps are left out.
  */
-static int join_mappings(struct mr_ctl_run *run, const struct mr_mon_target *t,
+static int join_mappings(struct mr_ctl_run_target *rt, const struct mr_mon_target *t,
 			 struct mr_mon_region **out, size_t *nr_out)
 {
 	struct mr_mapping *maps = NULL;
@@ -209,18 +224,18 @@ static int join_mappings(struct mr_ctl_run *run, const struct mr_mon_target *t,
 	err = mr_proc_maps_read(t->pid, &maps, &nr_maps);
 	if (err)
 		return err;
-	if (nr_maps > run->cap_joined) {
-		struct mr_mon_region *j = realloc(run->joined, nr_maps * sizeof(*j));
+	if (nr_maps > rt->cap_joined) {
+		struct mr_mon_region *j = realloc(rt->joined, nr_maps * sizeof(*j));
 
 		if (!j) {
 			free(maps);
 			return mr_error(-ENOMEM, "out of memory");
 		}
-		run->joined = j;
-		run->cap_joined = nr_maps;
+		rt->joined = j;
+		rt->cap_joined = nr_maps;
 	}
 	for (m = 0; m < nr_maps; m++) {
-		struct mr_mon_region *j = &run->joined[n];
+		struct mr_mon_region *j = &rt->joined[n];
 		size_t k;
 		bool any = false;
 
@@ -245,7 +260,7 @@ static int join_mappings(struct mr_ctl_run *run, const struct mr_mon_target *t,
 			n++;
 	}
 	free(maps);
-	*out = run->joined;
+	*out = rt->joined;
 	*nr_out = n;
 	return 0;
 }
@@ -273,24 +288,25 @@ static int run_apply(void *arg, const struct mr_scheme *s, uint64_t start, uint6
 		     struct mr_ctl_result *res)
 {
 	struct mr_ctl_run *run = arg;
-	int err = mr_act_apply(&run->act, s, start, end, res);
+	struct mr_ctl_run_target *t = run->cur;
+	int err = mr_act_apply(t->act, s, start, end, res);
 
 	if (err || s->action == MR_SCHEME_STAT)
 		return err;
-	if (run->nr_acted == MAX_ACTED) {
-		memmove(run->acted, run->acted + 1, (MAX_ACTED - 1) * sizeof(*run->acted));
-		run->nr_acted--;
+	if (t->nr_acted == MAX_ACTED) {
+		memmove(t->acted, t->acted + 1, (MAX_ACTED - 1) * sizeof(*t->acted));
+		t->nr_acted--;
 	}
-	if (run->nr_acted == run->cap_acted) {
-		size_t cap = run->cap_acted ? run->cap_acted * 2 : 64;
-		struct mr_ctl_acted *a = realloc(run->acted, cap * sizeof(*a));
+	if (t->nr_acted == t->cap_acted) {
+		size_t cap = t->cap_acted ? t->cap_acted * 2 : 64;
+		struct mr_ctl_acted *a = realloc(t->acted, cap * sizeof(*a));
 
 		if (!a)
 			return mr_error(-ENOMEM, "out of memory");
-		run->acted = a;
-		run->cap_acted = cap;
+		t->acted = a;
+		t->cap_acted = cap;
 	}
-	run->acted[run->nr_acted++] = (struct mr_ctl_acted){ start, end, run->now_us };
+	t->acted[t->nr_acted++] = (struct mr_ctl_acted){ start, end, run->now_us };
 	return 0;
 }
 
@@ -309,26 +325,26 @@ static int cmp_u64(const void *a, const void *b)
  * (now - T) / aggr_us. Without it, a quota would try the same first bytes of a
  * region every interval and a migrated region would be tried again at once.
  */
-static int age_acted(struct mr_ctl_run *run, const struct mr_mon_target *t,
-		     struct mr_mon_region **out, size_t *nr_out)
+static int age_acted(struct mr_ctl_run *run, struct mr_ctl_run_target *rt,
+		     const struct mr_mon_target *t, struct mr_mon_region **out, size_t *nr_out)
 {
-	uint64_t aggr_us = run->mon->attrs.aggr_us ? run->mon->attrs.aggr_us : 1;
+	uint64_t aggr_us = rt->mon->attrs.aggr_us ? rt->mon->attrs.aggr_us : 1;
 	size_t i, k, n = 0, keep = 0;
 
 	/* forget what is too old to matter */
-	for (k = 0; k < run->nr_acted; k++)
-		if (run->now_us - run->acted[k].time_us <= ACTED_KEEP_US &&
-		    run->acted[k].time_us <= run->now_us)
-			run->acted[keep++] = run->acted[k];
-	run->nr_acted = keep;
+	for (k = 0; k < rt->nr_acted; k++)
+		if (run->now_us - rt->acted[k].time_us <= ACTED_KEEP_US &&
+		    rt->acted[k].time_us <= run->now_us)
+			rt->acted[keep++] = rt->acted[k];
+	rt->nr_acted = keep;
 	for (i = 0; i < t->nr_regions; i++) {
 		const struct mr_mon_region *r = &t->regions[i];
 		uint64_t cuts[2 * 64 + 2];
 		size_t nc = 0, c;
 
 		cuts[nc++] = r->start;
-		for (k = 0; k < run->nr_acted && nc < MR_ARRAY_SIZE(cuts) - 2; k++) {
-			const struct mr_ctl_acted *a = &run->acted[k];
+		for (k = 0; k < rt->nr_acted && nc < MR_ARRAY_SIZE(cuts) - 2; k++) {
+			const struct mr_ctl_acted *a = &rt->acted[k];
 
 			if (a->end <= r->start || a->start >= r->end)
 				continue;
@@ -344,22 +360,22 @@ static int age_acted(struct mr_ctl_run *run, const struct mr_mon_target *t,
 
 			if (cuts[c] == cuts[c + 1])
 				continue;
-			if (n == run->cap_aged) {
-				size_t cap = run->cap_aged ? run->cap_aged * 2 : 256;
-				struct mr_mon_region *a = realloc(run->aged, cap * sizeof(*a));
+			if (n == rt->cap_aged) {
+				size_t cap = rt->cap_aged ? rt->cap_aged * 2 : 256;
+				struct mr_mon_region *a = realloc(rt->aged, cap * sizeof(*a));
 
 				if (!a)
 					return mr_error(-ENOMEM, "out of memory");
-				run->aged = a;
-				run->cap_aged = cap;
+				rt->aged = a;
+				rt->cap_aged = cap;
 			}
-			p = &run->aged[n++];
+			p = &rt->aged[n++];
 			*p = *r;
 			p->start = cuts[c];
 			p->end = cuts[c + 1];
 			p->sampling_addr = p->start;
-			for (k = 0; k < run->nr_acted; k++) {
-				const struct mr_ctl_acted *a = &run->acted[k];
+			for (k = 0; k < rt->nr_acted; k++) {
+				const struct mr_ctl_acted *a = &rt->acted[k];
 				uint64_t age;
 
 				if (a->start > p->start || a->end < p->end)
@@ -370,9 +386,91 @@ static int age_acted(struct mr_ctl_run *run, const struct mr_mon_target *t,
 			}
 		}
 	}
-	*out = run->aged;
+	*out = rt->aged;
 	*nr_out = n;
 	return 0;
+}
+
+/* The regions @t hands the engine for this aggregation: the monitor's own, or
+ * (backends that aggregate themselves) cut at the ranges acted on, or (refs) joined
+ * into one per mapping. -ESRCH when the process is gone. */
+static int prepare_regions(struct mr_ctl_run *run, struct mr_ctl_run_target *t,
+			   struct mr_mon_ctx *ctx, struct mr_mon_region **regions, size_t *nr)
+{
+	if (ctx->ops->snapshot)
+		return age_acted(run, t, &ctx->target, regions, nr);
+	if (run->whole_mappings && ctx->target.kind == MR_MON_TARGET_PROCESS &&
+	    ctx->target.pid > 0)
+		return join_mappings(t, &ctx->target, regions, nr);
+	*regions = ctx->target.regions;
+	*nr = ctx->target.nr_regions;
+	return 0;
+}
+
+/* Keep @t's regions as the engine left them, for the other targets' passes. */
+static int keep_last(struct mr_ctl_run_target *t, const struct mr_mon_region *regions,
+		     size_t nr)
+{
+	if (nr > t->cap_last) {
+		struct mr_mon_region *l = realloc(t->last, nr * sizeof(*l));
+
+		if (!l)
+			return mr_error(-ENOMEM, "out of memory");
+		t->last = l;
+		t->cap_last = nr;
+	}
+	if (nr)
+		memcpy(t->last, regions, nr * sizeof(*regions));
+	t->nr_last = nr;
+	return 0;
+}
+
+/*
+ * One engine pass for target @t at @time_us: its regions, and with a target set the
+ * last regions of every other live target, so that each scheme's quota and priority
+ * threshold are over all of them (mr_ctl_aggregate_targets); actions go to @t only.
+ */
+static int engine_pass(struct mr_ctl_run *run, struct mr_ctl_run_target *t,
+		       struct mr_mon_ctx *ctx, uint64_t time_us)
+{
+	struct mr_ctl_target_regions one, *views = &one;
+	struct mr_mon_region *regions = NULL;
+	size_t nr = 0, nr_views = 1, acting = 0, i;
+	int err;
+
+	mr_act_acct_reset(t->act);
+	run->now_us = time_us;
+	run->cur = t;
+	err = prepare_regions(run, t, ctx, &regions, &nr);
+	if (err)
+		return err;
+	one.regions = regions;
+	one.nr = nr;
+	if (run->targets) {
+		views = calloc(run->nr_live ? run->nr_live : 1, sizeof(*views));
+		if (!views)
+			return mr_error(-ENOMEM, "out of memory");
+		nr_views = 0;
+		for (i = 0; i < run->nr_live; i++) {
+			struct mr_ctl_run_target *u = run->live[i];
+
+			if (u == t) {
+				acting = nr_views;
+				views[nr_views++] = one;
+			} else if (!u->done && u->nr_last) {
+				views[nr_views].regions = u->last;
+				views[nr_views++].nr = u->nr_last;
+			}
+		}
+	}
+	err = mr_ctl_aggregate_targets(&run->ctl, views, nr_views, acting, time_us);
+	if (views != &one)
+		free(views);
+	if (err)
+		return err;
+	if (regions != ctx->target.regions && !ctx->ops->snapshot)
+		split_ages(regions, nr, &ctx->target);
+	return run->targets ? keep_last(t, regions, nr) : 0;
 }
 
 static int on_aggregation(struct mr_mon_ctx *ctx, uint64_t time_us, void *arg)
@@ -385,32 +483,7 @@ static int on_aggregation(struct mr_mon_ctx *ctx, uint64_t time_us, void *arg)
 		if (run->reload_fn)
 			run->reload_fn(run, run->reload_arg);
 	}
-	mr_act_acct_reset(&run->act);
-	run->now_us = time_us;
-	if (ctx->ops->snapshot) {
-		struct mr_mon_region *aged = NULL;
-		size_t nr_aged = 0;
-
-		err = age_acted(run, &ctx->target, &aged, &nr_aged);
-		if (!err)
-			err = mr_ctl_aggregate(&run->ctl, aged, nr_aged, time_us);
-	} else if (run->whole_mappings && ctx->target.kind == MR_MON_TARGET_PROCESS &&
-	    ctx->target.pid > 0) {
-		struct mr_mon_region *joined = NULL;
-		size_t nr_joined = 0;
-
-		err = join_mappings(run, &ctx->target, &joined, &nr_joined);
-		if (err == -ESRCH)
-			return 1;
-		if (!err) {
-			err = mr_ctl_aggregate(&run->ctl, joined, nr_joined, time_us);
-			if (!err)
-				split_ages(joined, nr_joined, &ctx->target);
-		}
-	} else {
-		err = mr_ctl_aggregate(&run->ctl, ctx->target.regions, ctx->target.nr_regions,
-				       time_us);
-	}
+	err = engine_pass(run, &run->one, ctx, time_us);
 	if (err == -ESRCH)
 		return 1;	/* the target ended while we acted on it */
 	if (err) {
@@ -419,8 +492,8 @@ static int on_aggregation(struct mr_mon_ctx *ctx, uint64_t time_us, void *arg)
 	}
 	run->nr_aggregations++;
 	run->last_time_us = time_us;
-	log_actions(run, time_us);
-	add_totals(run);
+	log_actions(run, &run->one, time_us);
+	add_totals(run, &run->one);
 	err = write_outputs(run);
 	if (err)
 		return run->err = err;
@@ -436,13 +509,34 @@ int mr_ctl_run_start(struct mr_ctl_run *run, pid_t pid, bool phys, bool apply)
 	run->started_unix = (uint64_t)time(NULL);
 	if (!run->log_prefix)
 		run->log_prefix = "";
+	if (run->targets && run->mon->ops->snapshot)
+		return mr_error(-ENOTSUP, "the %s backend monitors one target per run (it "
+				"aggregates itself: one kdamond or one record); with several "
+				"processes use refs or perf", run->mon->ops->name);
 	err = mr_ctl_init(&run->ctl, run->set, &run->mon->attrs);
 	if (err)
 		return err;
-	err = mr_act_ctx_init(&run->act, run->map, run->set, pid, phys, apply);
+	/* with a target set, each process gets its own actions; run->act keeps the
+	 * flags (apply, page size) the outputs print */
+	err = mr_act_ctx_init(&run->act, run->map, run->set, run->targets ? 0 : pid, phys,
+			      run->targets ? false : apply);
 	if (err) {
 		mr_ctl_destroy(&run->ctl);
 		return err;
+	}
+	run->act.apply = apply;
+	run->one.mon = run->mon;
+	run->one.act = &run->act;
+	run->one.member.pid = pid;
+	run->one.member.cgroup = -1;
+	run->cur = &run->one;
+	if (run->targets) {
+		err = pthread_mutex_init(&run->lock, NULL);
+		if (err) {
+			mr_act_ctx_destroy(&run->act);
+			mr_ctl_destroy(&run->ctl);
+			return mr_error(-err, "pthread_mutex_init: %s", strerror(err));
+		}
 	}
 	run->ctl.apply = run_apply;
 	run->ctl.metric = run->metric ? run->metric : mr_ctl_meminfo_free_permille;
@@ -457,11 +551,302 @@ int mr_ctl_run_start(struct mr_ctl_run *run, pid_t pid, bool phys, bool apply)
 	return 0;
 }
 
+/*
+ * Several targets: one monitor ctx per process (memreg's monitor has one target per
+ * ctx, where DAMON's context has several) and one thread per ctx running
+ * mr_mon_run, so each process is sampled at its own pace by the unchanged monitor
+ * core. The engine is one (one mr_ctl: a scheme's quota and statistics are shared,
+ * as DAMOS shares them across a context's targets) and runs under run->lock: at the
+ * end of each target's aggregation interval it runs for that target, ranking its
+ * regions together with the other targets' last regions (engine_pass), so the
+ * priority threshold is over every target, and acting on that target's regions.
+ * The main thread follows the set: every update interval it re-reads it
+ * (mr_ctl_targets_update), starts a thread for each process that joined, reaps those
+ * whose process ended, and logs both. A process that ends ends its part only.
+ */
+static void free_target(struct mr_ctl_run_target *t)
+{
+	mr_act_ctx_destroy(&t->own_act);
+	mr_mon_ctx_destroy(&t->own_mon);
+	free(t->acted);
+	free(t->aged);
+	free(t->joined);
+	free(t->last);
+	free(t);
+}
+
+static int on_target_aggregation(struct mr_mon_ctx *ctx, uint64_t time_us, void *arg)
+{
+	struct mr_ctl_run_target *t = arg;
+	struct mr_ctl_run *run = t->run;
+	int err, ret = 0;
+
+	(void)time_us;	/* each ctx counts from its own start: the run's clock is used */
+	pthread_mutex_lock(&run->lock);
+	if (run->stop_all)
+		goto out_stop;
+	if (run->reload && *run->reload) {
+		*run->reload = 0;
+		if (run->reload_fn)
+			run->reload_fn(run, run->reload_arg);
+	}
+	time_us = mr_mon_now_us() - run->start_mono_us;
+	/* a pass waits for the lock while another process's actions run (move_pages
+	 * of tens of MiB can take seconds): past the duration, do not start one */
+	if (run->duration_us && time_us >= run->duration_us) {
+		run->stop_all = 1;
+		goto out_stop;
+	}
+	err = engine_pass(run, t, ctx, time_us);
+	if (err == -ESRCH)
+		goto out_stop;	/* the process ended while we acted on it */
+	if (err) {
+		ret = t->err = err;
+		snprintf(t->errmsg, sizeof(t->errmsg), "%s", mr_last_error());
+		goto out;
+	}
+	run->nr_aggregations++;
+	t->aggregations++;
+	run->last_time_us = time_us;
+	log_actions(run, t, time_us);
+	add_totals(run, t);
+	err = write_outputs(run);
+	if (err) {
+		run->err = err;
+		run->stop_all = 1;
+		snprintf(t->errmsg, sizeof(t->errmsg), "%s", mr_last_error());
+	}
+	if (run->duration_us && time_us >= run->duration_us)
+		run->stop_all = 1;
+	ret = run->stop_all ? 1 : 0;
+	goto out;
+out_stop:
+	ret = 1;
+out:
+	pthread_mutex_unlock(&run->lock);
+	return ret;
+}
+
+static void *target_thread(void *arg)
+{
+	struct mr_ctl_run_target *t = arg;
+	int err = mr_mon_run(t->mon, on_target_aggregation, t);
+
+	pthread_mutex_lock(&t->run->lock);
+	/* an error of the monitor while the process lives is the target's failure; its
+	 * end (or an error because it ended) is not */
+	if (err < 0 && !t->err && err != -ESRCH && mr_proc_same(t->member.pid,
+	    t->member.starttime_ticks) == 0) {
+		t->err = err;
+		snprintf(t->errmsg, sizeof(t->errmsg), "%s", mr_last_error());
+	}
+	t->done = true;
+	pthread_mutex_unlock(&t->run->lock);
+	return NULL;
+}
+
+/* A line of the target set's changes; called with run->lock held, so that it never
+ * lands inside a target's action line. */
+static void log_target(struct mr_ctl_run *run, const char *what)
+{
+	uint64_t now_us = mr_mon_now_us() - run->start_mono_us;
+
+	if (!run->log)
+		return;
+	fprintf(run->log, "%s%" PRIu64 ".%03" PRIu64 " s: %s\n", run->log_prefix,
+		now_us / 1000000, now_us / 1000 % 1000, what);
+	fflush(run->log);
+}
+
+/* Start following @m: its monitor ctx (a copy of the template run->mon), its
+ * actions and its thread. Called with run->lock held. */
+static int add_target(struct mr_ctl_run *run, const struct mr_ctl_member *m)
+{
+	struct mr_ctl_run_target *t, **live;
+	int err;
+
+	live = realloc(run->live, (run->nr_live + 1) * sizeof(*live));
+	if (!live)
+		return mr_error(-ENOMEM, "out of memory");
+	run->live = live;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return mr_error(-ENOMEM, "out of memory");
+	t->run = run;
+	t->member = *m;
+	mr_mon_ctx_init(&t->own_mon, run->mon->ops);
+	t->own_mon.attrs = run->mon->attrs;
+	t->own_mon.apply = run->mon->apply;
+	t->own_mon.selftest_passed = run->mon->selftest_passed;
+	t->own_mon.stop = &t->stop;
+	t->own_mon.target.kind = MR_MON_TARGET_PROCESS;
+	t->own_mon.target.pid = m->pid;
+	t->mon = &t->own_mon;
+	err = mr_act_ctx_init(&t->own_act, run->map, run->set, m->pid, false, run->act.apply);
+	if (err) {
+		mr_mon_ctx_destroy(&t->own_mon);
+		free(t);
+		return err;
+	}
+	t->act = &t->own_act;
+	err = pthread_create(&t->thread, NULL, target_thread, t);
+	if (err) {
+		free_target(t);
+		return mr_error(-err, "pthread_create: %s", strerror(err));
+	}
+	run->live[run->nr_live++] = t;
+	run->nr_joined++;
+	return 0;
+}
+
+/* Join the thread of live[@i] and drop it. Called without run->lock. */
+static void reap_target(struct mr_ctl_run *run, size_t i)
+{
+	struct mr_ctl_run_target *t = run->live[i];
+
+	pthread_join(t->thread, NULL);
+	pthread_mutex_lock(&run->lock);
+	memmove(run->live + i, run->live + i + 1, (run->nr_live - i - 1) * sizeof(*run->live));
+	run->nr_live--;
+	pthread_mutex_unlock(&run->lock);
+	free_target(t);
+}
+
+static bool stop_asked(const struct mr_ctl_run *run)
+{
+	return run->stop_all || (run->mon->stop && *run->mon->stop);
+}
+
+static int run_targets(struct mr_ctl_run *run)
+{
+	uint64_t update_us = run->mon->attrs.update_us ? run->mon->attrs.update_us : 1000000;
+	int err = 0, failed = 0;
+	size_t i;
+
+	/* the backend's own check once, not once per process */
+	if (run->mon->ops->selftest && !run->mon->selftest_passed) {
+		err = run->mon->ops->selftest(run->mon);
+		if (err)
+			return err;
+		run->mon->selftest_passed = true;
+	}
+	run->start_mono_us = mr_mon_now_us();
+	while (!stop_asked(run)) {
+		struct mr_ctl_member *joined = NULL, *left = NULL;
+		size_t nr_joined = 0, nr_left = 0;
+		char who[4200], line[4800];
+		uint64_t until;
+
+		/* processes that ended (or failed) between two reads of the set */
+		for (i = 0; i < run->nr_live;) {
+			struct mr_ctl_run_target *t = run->live[i];
+			bool done;
+
+			pthread_mutex_lock(&run->lock);
+			done = t->done;
+			pthread_mutex_unlock(&run->lock);
+			if (!done) {
+				i++;
+				continue;
+			}
+			mr_ctl_member_text(run->targets, &t->member, who, sizeof(who));
+			pthread_mutex_lock(&run->lock);
+			if (t->err) {
+				snprintf(line, sizeof(line), "%s: not followed: %s", who, t->errmsg);
+				log_target(run, line);
+				if (!run->log)
+					fprintf(stderr, "%s%s\n", run->log_prefix, line);
+				failed = t->err;
+			} else if (!t->left) {
+				snprintf(line, sizeof(line), "%s left (ended) after %" PRIu64
+					 " aggregation%s", who, t->aggregations,
+					 t->aggregations == 1 ? "" : "s");
+				log_target(run, line);
+				run->nr_left++;
+			}
+			pthread_mutex_unlock(&run->lock);
+			reap_target(run, i);
+		}
+		err = mr_ctl_targets_update(run->targets, &joined, &nr_joined, &left, &nr_left);
+		if (err)
+			break;
+		pthread_mutex_lock(&run->lock);
+		for (i = 0; i < nr_left; i++) {
+			size_t k;
+
+			for (k = 0; k < run->nr_live; k++) {
+				struct mr_ctl_run_target *t = run->live[k];
+
+				if (t->member.pid != left[i].pid ||
+				    t->member.starttime_ticks != left[i].starttime_ticks || t->left)
+					continue;
+				/* gone, or moved out of the cgroup: its monitor stops at its next
+				 * sample and its thread is reaped then */
+				t->left = true;
+				t->stop = 1;
+				run->nr_left++;
+				mr_ctl_member_text(run->targets, &t->member, who, sizeof(who));
+				snprintf(line, sizeof(line), "%s left after %" PRIu64
+					 " aggregation%s", who, t->aggregations,
+					 t->aggregations == 1 ? "" : "s");
+				log_target(run, line);
+			}
+		}
+		for (i = 0; i < nr_joined && !err; i++) {
+			err = add_target(run, &joined[i]);
+			if (!err) {
+				mr_ctl_member_text(run->targets, &joined[i], who, sizeof(who));
+				snprintf(line, sizeof(line), "%s joined", who);
+				log_target(run, line);
+			}
+		}
+		pthread_mutex_unlock(&run->lock);
+		free(joined);
+		free(left);
+		if (err)
+			break;
+		if (!run->nr_live && !mr_ctl_targets_open(run->targets)) {
+			pthread_mutex_lock(&run->lock);
+			log_target(run, run->nr_joined ? "no process left to follow" :
+				   "no process to follow");
+			pthread_mutex_unlock(&run->lock);
+			break;
+		}
+		/* sleep to the next update, waking for a stop or the end of the duration */
+		until = mr_mon_now_us() + update_us;
+		while (!stop_asked(run) && mr_mon_now_us() < until) {
+			if (run->duration_us &&
+			    mr_mon_now_us() - run->start_mono_us >= run->duration_us) {
+				run->stop_all = 1;
+				break;
+			}
+			usleep(50000);
+		}
+	}
+	run->stop_all = 1;
+	for (i = 0; i < run->nr_live; i++)
+		run->live[i]->stop = 1;
+	while (run->nr_live)
+		reap_target(run, run->nr_live - 1);
+	if (!err && run->err)
+		err = run->err;
+	if (!err && failed)
+		err = mr_error(failed, "a target failed (logged above)");
+	if (!run->last_time_us)
+		run->last_time_us = mr_mon_now_us() - run->start_mono_us;
+	run->finished = true;
+	if (!err)
+		err = write_outputs(run);
+	return err;
+}
+
 int mr_ctl_run(struct mr_ctl_run *run)
 {
 	int err;
 
 	run->ctl.attrs = run->mon->attrs;	/* a replay's attrs are the record's */
+	if (run->targets)
+		return run_targets(run);
 	err = mr_mon_run(run->mon, on_aggregation, run);
 	if (err > 0)
 		err = 0;
@@ -479,6 +864,7 @@ int mr_ctl_run(struct mr_ctl_run *run)
 
 int mr_ctl_run_replace_schemes(struct mr_ctl_run *run, struct mr_scheme_set *set)
 {
+	bool apply = run->act.apply;
 	struct mr_ctl ctl;
 	struct mr_act_ctx act;
 	struct mr_ctl_run_scheme *per;
@@ -487,7 +873,8 @@ int mr_ctl_run_replace_schemes(struct mr_ctl_run *run, struct mr_scheme_set *set
 	err = mr_ctl_init(&ctl, set, &run->mon->attrs);
 	if (err)
 		return err;
-	err = mr_act_ctx_init(&act, run->map, set, run->act.pid, run->act.phys, run->act.apply);
+	err = mr_act_ctx_init(&act, run->map, set, run->act.pid, run->act.phys,
+			      run->targets ? false : run->act.apply);
 	if (err) {
 		mr_ctl_destroy(&ctl);
 		return err;
@@ -498,6 +885,32 @@ int mr_ctl_run_replace_schemes(struct mr_ctl_run *run, struct mr_scheme_set *set
 		mr_ctl_destroy(&ctl);
 		return mr_error(-ENOMEM, "out of memory");
 	}
+	if (run->targets) {
+		/* called from a target's aggregation, under run->lock: every process's
+		 * actions follow the new set (their accounts are per scheme) */
+		struct mr_act_ctx *acts = calloc(run->nr_live ? run->nr_live : 1, sizeof(*acts));
+		size_t i, k;
+
+		if (!acts)
+			err = mr_error(-ENOMEM, "out of memory");
+		for (i = 0; !err && i < run->nr_live; i++)
+			err = mr_act_ctx_init(&acts[i], run->map, set, run->live[i]->member.pid,
+					      false, run->act.apply);
+		if (err) {
+			for (k = 0; k < i; k++)
+				mr_act_ctx_destroy(&acts[k]);
+			free(acts);
+			free(per);
+			mr_act_ctx_destroy(&act);
+			mr_ctl_destroy(&ctl);
+			return err;
+		}
+		for (i = 0; i < run->nr_live; i++) {
+			mr_act_ctx_destroy(&run->live[i]->own_act);
+			run->live[i]->own_act = acts[i];
+		}
+		free(acts);
+	}
 	ctl.apply = run->ctl.apply;
 	ctl.metric = run->ctl.metric;
 	ctl.clock = run->ctl.clock;
@@ -507,6 +920,8 @@ int mr_ctl_run_replace_schemes(struct mr_ctl_run *run, struct mr_scheme_set *set
 	free(run->per_scheme);
 	run->ctl = ctl;
 	run->act = act;
+	if (run->targets)
+		run->act.apply = apply;
 	run->per_scheme = per;
 	run->set = set;
 	return 0;
@@ -518,15 +933,15 @@ void mr_ctl_run_destroy(struct mr_ctl_run *run)
 	mr_ctl_destroy(&run->ctl);
 	free(run->per_scheme);
 	run->per_scheme = NULL;
-	free(run->joined);
-	run->joined = NULL;
-	run->cap_joined = 0;
-	free(run->acted);
-	run->acted = NULL;
-	run->nr_acted = run->cap_acted = 0;
-	free(run->aged);
-	run->aged = NULL;
-	run->cap_aged = 0;
+	free(run->one.joined);
+	free(run->one.acted);
+	free(run->one.aged);
+	free(run->one.last);
+	memset(&run->one, 0, sizeof(run->one));
+	free(run->live);	/* run_targets reaped every target */
+	run->live = NULL;
+	if (run->targets)
+		pthread_mutex_destroy(&run->lock);
 	if (run->actions_log)
 		json_object_put(run->actions_log);
 	run->actions_log = NULL;
@@ -597,6 +1012,17 @@ json_object *mr_ctl_run_status_json(const struct mr_ctl_run *run)
 	json_object_object_add(j, "applied", json_object_new_boolean(run->act.apply));
 	json_object_object_add(j, "target_pid", run->act.pid > 0 ?
 			       json_object_new_int((int)run->act.pid) : NULL);
+	if (run->targets) {
+		/* the processes followed now, and over the run */
+		a = json_object_new_array();
+		for (i = 0; i < run->nr_live; i++)
+			if (!run->live[i]->done)
+				json_object_array_add(a, json_object_new_int(
+						      (int)run->live[i]->member.pid));
+		json_object_object_add(j, "target_pids", a);
+		json_object_object_add(j, "targets_joined", json_object_new_uint64(run->nr_joined));
+		json_object_object_add(j, "targets_left", json_object_new_uint64(run->nr_left));
+	}
 	json_object_object_add(j, "aggregations", json_object_new_uint64(run->nr_aggregations));
 	json_object_object_add(j, "monitor_time_us", json_object_new_uint64(run->last_time_us));
 	json_object_object_add(j, "cpu_seconds", json_object_new_double(cpu_seconds(run)));

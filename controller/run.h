@@ -5,6 +5,7 @@
 #ifndef MR_CONTROLLER_RUN_H
 #define MR_CONTROLLER_RUN_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include "controller/action.h"
 #include "controller/engine.h"
 #include "controller/scheme.h"
+#include "controller/targets.h"
 #include "monitor/monitor.h"
 
 struct json_object;
@@ -24,11 +26,58 @@ struct mr_ctl_run_scheme {
 	uint64_t node_bytes[MR_MAX_NODES + 1];	/* bytes taken from each node (+unknown) */
 };
 
+/* A range an action was applied to, and when (see age_acted in run.c). */
+struct mr_ctl_acted {
+	uint64_t start, end, time_us;
+};
+
+/*
+ * struct mr_ctl_run_target - one monitored process of a run: its monitor, its
+ * actions (move_pages and process_madvise name the pid), and the state kept between
+ * its aggregations. A run with one target (--pid, -- CMD, --replay) keeps it in
+ * run->one over run->mon and run->act; a run over a target set (run->targets) has
+ * one per process, each with its own monitor ctx and thread (see run.c).
+ * @acted:	ranges acted on, whose pieces are aged from the action on.
+ * @aged, @joined: buffers of the regions handed to the engine.
+ * @last:	the regions of the target's last aggregation, as the engine left them:
+ *		the other targets' aggregations rank against them (one priority
+ *		threshold over all targets, as DAMOS's).
+ */
+struct mr_ctl_run_target {
+	struct mr_mon_ctx *mon;
+	struct mr_act_ctx *act;
+	struct mr_ctl_acted *acted;
+	size_t nr_acted, cap_acted;
+	struct mr_mon_region *aged;
+	size_t cap_aged;
+	struct mr_mon_region *joined;
+	size_t cap_joined;
+	struct mr_mon_region *last;
+	size_t nr_last, cap_last;
+	/* a target of a set */
+	struct mr_ctl_member member;
+	struct mr_mon_ctx own_mon;
+	struct mr_act_ctx own_act;
+	struct mr_ctl_run *run;
+	pthread_t thread;
+	bool done;			/* its thread ended (under run->lock) */
+	bool left;			/* the set said it left (logged) */
+	volatile sig_atomic_t stop;	/* its monitor's stop: it left, or the run ends */
+	int err;			/* its monitor's error (not the process's end) */
+	char errmsg[512];
+	uint64_t aggregations;
+};
+
 /*
  * struct mr_ctl_run - one controller run.
  * Inputs (set before mr_ctl_run_start):
  * @set, @map:		the schemes (checked with mr_act_check_schemes) and the region map.
- * @mon:		the monitor, ready for mr_mon_run (ops, attrs, target, stop).
+ * @mon:		the monitor, ready for mr_mon_run (ops, attrs, target, stop). With
+ *			@targets, a template: its ops, attrs, apply and stop are copied
+ *			into each process's own monitor ctx; its target is not used.
+ * @targets:		NULL for one target (@mon's); else the set to follow: processes
+ *			join and leave as mr_ctl_targets_update says, every @mon update
+ *			interval, each monitored by its own thread (see run.c).
  * @engine_name, @backend_name:	for the output ("user", "damon").
  * @duration_us:	stop after this much monitoring time (0: until the end).
  * @log:		one line per scheme per aggregation in which it did something
@@ -43,6 +92,7 @@ struct mr_ctl_run {
 	struct mr_scheme_set *set;
 	const struct mr_region_map *map;
 	struct mr_mon_ctx *mon;
+	struct mr_ctl_targets *targets;
 	const char *engine_name;
 	const char *backend_name;
 	uint64_t duration_us;
@@ -70,18 +120,16 @@ struct mr_ctl_run {
 	uint64_t last_time_us;
 	uint64_t started_unix;
 	struct json_object *actions_log;	/* array, when @keep_log */
-	struct mr_mon_region *joined;		/* @whole_mappings: one region per mapping */
-	size_t cap_joined;
-	/* Backends that aggregate themselves (damon, replay) hand over fresh regions
-	 * every interval, so the engine's age reset of a region it acted on (DAMOS's
-	 * rule) would be lost: the ranges acted on are kept and their pieces aged
-	 * from the action on (see age_acted in run.c). */
-	struct mr_ctl_acted {
-		uint64_t start, end, time_us;
-	} *acted;
-	size_t nr_acted, cap_acted;
-	struct mr_mon_region *aged;		/* the regions cut at acted ranges */
-	size_t cap_aged;
+	struct mr_ctl_run_target one;		/* the target without @targets */
+	struct mr_ctl_run_target *cur;		/* the target the engine acts on */
+	/* with @targets: the live targets, the lock that serialises the engine, the
+	 * statistics and the outputs between their threads, and the stop of all */
+	struct mr_ctl_run_target **live;
+	size_t nr_live;
+	pthread_mutex_t lock;
+	volatile sig_atomic_t stop_all;
+	uint64_t start_mono_us;			/* the run's clock (mr_mon_now_us) */
+	uint64_t nr_joined, nr_left;		/* processes over the run */
 	uint64_t now_us;			/* the aggregation being handled */
 	int err;				/* the first error of a callback */
 	bool finished;				/* the run is over (status "running": false) */
@@ -92,8 +140,9 @@ struct mr_ctl_run {
 /* Set up the engine and actions for @run's inputs; @pid and @phys describe the target
  * (pid 0: a replayed record), @apply whether to act. 0 or -errno (mr_error set). */
 int mr_ctl_run_start(struct mr_ctl_run *run, pid_t pid, bool phys, bool apply);
-/* Monitor and control until the target ends, the duration passes or mon->stop is
- * set. 0 or -errno. Status and metrics are written a last time before it returns. */
+/* Monitor and control until the target ends (with @targets: until no process is
+ * left and no cgroup can bring one), the duration passes or mon->stop is set. 0 or
+ * -errno. Status and metrics are written a last time before it returns. */
 int mr_ctl_run(struct mr_ctl_run *run);
 void mr_ctl_run_destroy(struct mr_ctl_run *run);
 /* Put @set (checked with mr_act_check_schemes) in place of the run's schemes between

@@ -33,7 +33,8 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fputs("Usage: memregctl control (--scheme S... | --schemes FILE)\n"
-	      "                         (--pid PID | --replay REC | -- COMMAND [ARG...])\n"
+	      "                         (--pid PID... | --cgroup DIR... | --replay REC |\n"
+	      "                          -- COMMAND [ARG...])\n"
 	      "                         [--backend B] [--engine user] [--duration D] [--apply]\n"
 	      "                         [--json] [--metrics DIR] [--status-file FILE]\n"
 	      "       memregctl control status [--json] [--file FILE]\n\n"
@@ -43,12 +44,18 @@ static void usage(FILE *f)
 	      "acts on them under its quota and watermarks. Without --apply nothing changes:\n"
 	      "a dry run prints, per aggregation, what each scheme would do (bytes and pages\n"
 	      "per source and destination node). Observing a process memreg did not start\n"
-	      "needs --apply. SIGINT, SIGTERM and SIGHUP stop the run and print the\n"
-	      "statistics. `control status` prints memregd's status file.\n\n"
+	      "needs --apply. Several --pid and --cgroup make one run over all those\n"
+	      "processes: each scheme's quota is shared by them, as DAMOS shares it across\n"
+	      "a context's targets; a cgroup's processes are re-read every update interval\n"
+	      "(processes join and leave, the log says so). SIGINT, SIGTERM and SIGHUP stop\n"
+	      "the run and print the statistics. `control status` prints memregd's status\n"
+	      "file.\n\n"
 	      "Options:\n"
 	      "  -s, --scheme TEXT     a scheme (repeatable; indented key lines after a newline)\n"
 	      "  -S, --schemes FILE    schemes from a file\n"
-	      "  -p, --pid PID         the process to control (needs --apply)\n"
+	      "  -p, --pid PID         a process to control (needs --apply; repeatable)\n"
+	      "  -c, --cgroup DIR      the processes of the cgroup v2 directory DIR, an absolute\n"
+	      "                        path, followed as they change (needs --apply; repeatable)\n"
 	      "  -R, --replay REC      replay a record (a dry run; the record's backend decides\n"
 	      "                        which actions may run)\n"
 	      "  -b, --backend NAME    the monitoring backend (default damon): damon and perf\n"
@@ -159,6 +166,7 @@ int mr_cmd_control(int argc, char **argv)
 		{ "scheme", required_argument, NULL, 's' },
 		{ "schemes", required_argument, NULL, 'S' },
 		{ "pid", required_argument, NULL, 'p' },
+		{ "cgroup", required_argument, NULL, 'c' },
 		{ "replay", required_argument, NULL, 'R' },
 		{ "backend", required_argument, NULL, 'b' },
 		{ "attrs", required_argument, NULL, 'a' },
@@ -179,6 +187,10 @@ int mr_cmd_control(int argc, char **argv)
 	struct mr_region_map map = { 0 };
 	struct mr_discover_opts dopts = { .source = MR_SOURCE_AUTO, .skip_hwloc = true };
 	struct mr_ctl_run run = { 0 };
+	struct mr_ctl_targets tset = { 0 };
+	const char **cgroups = NULL;
+	size_t nr_cgroups = 0, nr_pids = 0, i;
+	pid_t *pids = NULL;
 	struct mr_mon_ctx ctx;
 	struct sigaction sa = { 0 };
 	struct mr_rec rec;
@@ -186,28 +198,45 @@ int mr_cmd_control(int argc, char **argv)
 	bool have_energy = false;
 	const struct mr_mon_ops *ops;
 	enum mr_act_sight sight;
-	uint64_t pid = 0, duration_us = 0;
+	uint64_t pid = 0, duration_us = 0, v;
 	bool apply = false, json = false, have_map = false, have_ctx = false, have_rec = false;
 	pid_t child = -1;
-	int c, err, status = MR_EXIT_OK;
+	int c, err = 0, status = MR_EXIT_OK;
 	size_t len;
 
 	if (argc > 1 && strcmp(argv[1], "status") == 0)
 		return cmd_status(argc - 1, argv + 1);
-	while ((c = mr_cli_getopt(argc, argv, "+s:S:p:R:b:a:e:d:jm:h", opts)) != -1) {
+	while ((c = mr_cli_getopt(argc, argv, "+s:S:p:c:R:b:a:e:d:jm:h", opts)) != -1) {
 		switch (c) {
 		case 's':
 			if (add_scheme_text(&text, optarg))
 				return mr_cli_fail("out of memory");
 			break;
 		case 'S': schemes_file = optarg; break;
-		case 'p':
-			if (pid)
-				return mr_cli_usage("control", "one --pid per run (memregd runs one "
-						    "controller per target)");
-			if (mr_parse_u64(optarg, &pid) || !pid || pid > INT32_MAX)
+		case 'p': {
+			pid_t *p;
+
+			if (mr_parse_u64(optarg, &v) || !v || v > INT32_MAX) {
+				free(text);
 				return mr_cli_usage("control", "--pid: bad pid '%s'", optarg);
+			}
+			p = realloc(pids, (nr_pids + 1) * sizeof(*p));
+			if (!p)
+				return mr_cli_fail("out of memory");
+			pids = p;
+			pids[nr_pids++] = (pid_t)v;
+			pid = v;
 			break;
+		}
+		case 'c': {
+			const char **p = realloc(cgroups, (nr_cgroups + 1) * sizeof(*p));
+
+			if (!p)
+				return mr_cli_fail("out of memory");
+			cgroups = p;
+			cgroups[nr_cgroups++] = optarg;
+			break;
+		}
 		case 'R': replay = optarg; break;
 		case 'b': backend = optarg; break;
 		case 'a': attrs = optarg; break;
@@ -225,23 +254,33 @@ int mr_cmd_control(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			free(text);
+			free(pids);
+			free(cgroups);
 			return mr_cli_finish(MR_EXIT_OK);
 		default:
 			free(text);
+			free(pids);
+			free(cgroups);
 			return MR_EXIT_USAGE;
 		}
 	}
 	if (!text == !schemes_file) {
 		free(text);
+		free(pids);
+		free(cgroups);
 		return mr_cli_usage("control", "give --scheme TEXT (one or more) or --schemes FILE");
 	}
-	if ((pid != 0) + (replay != NULL) + (optind < argc) != 1) {
+	if ((nr_pids || nr_cgroups) + (replay != NULL) + (optind < argc) != 1) {
 		free(text);
-		return mr_cli_usage("control", "give exactly one target: --pid PID, --replay REC "
-				    "or -- COMMAND");
+		free(pids);
+		free(cgroups);
+		return mr_cli_usage("control", "give exactly one kind of target: --pid PID and "
+				    "--cgroup DIR (each repeatable), --replay REC or -- COMMAND");
 	}
 	if (strcmp(engine, "user") != 0) {
 		free(text);
+		free(pids);
+		free(cgroups);
 		if (strcmp(engine, "kernel") == 0)
 			return mr_cli_fail("--engine kernel: the kernel's DAMOS engine is not built "
 					   "yet; use --engine user");
@@ -249,19 +288,53 @@ int mr_cmd_control(int argc, char **argv)
 	}
 	if (replay && apply) {
 		free(text);
+		free(pids);
+		free(cgroups);
 		return mr_cli_usage("control", "--replay is a dry run: a replayed record has no "
 				    "process to act on (drop --apply)");
 	}
-	if (pid && !apply) {
+	if (nr_pids && !apply) {
 		free(text);
-		return mr_cli_fail("observing process %llu, which memreg did not start, needs "
-				   "--apply (consent to act on it); a dry run works from --replay "
-				   "REC or -- COMMAND", (unsigned long long)pid);
+		free(cgroups);
+		status = mr_cli_fail("observing process %d, which memreg did not start, needs "
+				     "--apply (consent to act on it); a dry run works from "
+				     "--replay REC or -- COMMAND", (int)pids[0]);
+		free(pids);
+		return status;
+	}
+	if (nr_cgroups && !apply) {
+		free(text);
+		free(pids);
+		status = mr_cli_fail("observing the processes of cgroup %s, which memreg did not "
+				     "start, needs --apply (consent to act on them); a dry run "
+				     "works from --replay REC or -- COMMAND", cgroups[0]);
+		free(cgroups);
+		return status;
 	}
 	if (mr_root_set(root)) {
 		free(text);
+		free(pids);
+		free(cgroups);
 		return mr_cli_fail("%s", mr_last_error());
 	}
+	/* several processes, or a cgroup: one run over the set (run.c's threads) */
+	if (nr_pids > 1 || nr_cgroups) {
+		for (i = 0; i < nr_pids && !err; i++)
+			err = mr_ctl_targets_add_pid(&tset, pids[i]);
+		for (i = 0; i < nr_cgroups && !err; i++)
+			err = mr_ctl_targets_add_cgroup(&tset, cgroups[i]);
+		if (err) {
+			free(text);
+			mr_ctl_targets_free(&tset);
+			free(pids);
+			free(cgroups);
+			return mr_cli_fail("%s", mr_last_error());
+		}
+		run.targets = &tset;
+		pid = 0;
+	}
+	free(pids);
+	free(cgroups);
 	if (schemes_file) {
 		FILE *f = fopen(schemes_file, "r");
 
@@ -412,6 +485,7 @@ out:
 		mr_mon_ctx_destroy(&ctx);
 	if (have_map)
 		mr_region_map_destroy(&map);
+	mr_ctl_targets_free(&tset);
 	mr_scheme_set_free(&set);
 	return mr_cli_finish(status);
 }

@@ -73,6 +73,33 @@ struct daemon {
 	enum mr_act_sight sight;
 };
 
+/* Do two configurations name the same targets (pid and cgroup lines, in order)? */
+static bool same_targets(const struct mr_conf *a, const struct mr_conf *b)
+{
+	size_t i;
+
+	if (a->nr_pids != b->nr_pids || a->nr_cgroups != b->nr_cgroups)
+		return false;
+	for (i = 0; i < a->nr_pids; i++)
+		if (a->pids[i] != b->pids[i])
+			return false;
+	for (i = 0; i < a->nr_cgroups; i++)
+		if (strcmp(a->cgroups[i], b->cgroups[i]))
+			return false;
+	return true;
+}
+
+/* "pid 12", or "2 pids and 1 cgroup" for the log. */
+static const char *targets_text(const struct mr_conf *c, char *buf, size_t len)
+{
+	if (c->nr_pids == 1 && !c->nr_cgroups)
+		snprintf(buf, len, "pid %d", (int)c->pid);
+	else
+		snprintf(buf, len, "%zu pid%s and %zu cgroup%s", c->nr_pids,
+			 c->nr_pids == 1 ? "" : "s", c->nr_cgroups, c->nr_cgroups == 1 ? "" : "s");
+	return buf;
+}
+
 /* SIGHUP: new schemes from the file; what the monitor was started with stays. */
 static void reload(struct mr_ctl_run *run, void *arg)
 {
@@ -85,7 +112,7 @@ static void reload(struct mr_ctl_run *run, void *arg)
 		logf_("reload failed, keeping the running schemes: %s", mr_last_error());
 		return;
 	}
-	if (c.pid != d->conf.pid || strcmp(c.backend, d->conf.backend) ||
+	if (!same_targets(&c, &d->conf) || strcmp(c.backend, d->conf.backend) ||
 	    c.has_attrs != d->conf.has_attrs ||
 	    (c.has_attrs && memcmp(&c.attrs, &d->conf.attrs, sizeof(c.attrs))) ||
 	    strcmp(c.metrics_dir, d->conf.metrics_dir) || strcmp(c.status_path, d->conf.status_path))
@@ -135,13 +162,15 @@ int main(int argc, char **argv)
 	struct mr_discover_opts dopts = { .source = MR_SOURCE_AUTO, .skip_hwloc = true };
 	struct mr_region_map map = { 0 };
 	struct mr_ctl_run run = { 0 };
+	struct mr_ctl_targets tset = { 0 };
 	struct mr_energy_source energy;
 	struct sigaction sa = { 0 };
 	const struct mr_mon_ops *ops;
 	struct mr_mon_ctx ctx;
 	bool check = false, have_energy = false;
-	char note[512];
-	int c, err;
+	char note[512], who[64];
+	size_t i;
+	int c, err = 0;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "c:hV", opts, NULL)) != -1) {
@@ -187,9 +216,9 @@ int main(int argc, char **argv)
 	if (note[0])
 		logf_("%s", note);
 	if (check) {
-		printf("%s: %zu scheme%s for pid %d with the %s backend: memregd would start\n",
+		printf("%s: %zu scheme%s for %s with the %s backend: memregd would start\n",
 		       d.config_path, d.conf.schemes.nr, d.conf.schemes.nr == 1 ? "" : "s",
-		       (int)d.conf.pid, ops->name);
+		       targets_text(&d.conf, who, sizeof(who)), ops->name);
 		mr_region_map_destroy(&map);
 		mr_conf_free(&d.conf);
 		return fflush(stdout) ? 1 : 0;
@@ -198,6 +227,19 @@ int main(int argc, char **argv)
 		logf_("%s", mr_last_error());
 		goto fail_map;
 	}
+	/* several processes or a cgroup: one run over the set (controller/run.c) */
+	if (d.conf.nr_pids != 1 || d.conf.nr_cgroups) {
+		for (i = 0; i < d.conf.nr_pids && !err; i++)
+			err = mr_ctl_targets_add_pid(&tset, d.conf.pids[i]);
+		for (i = 0; i < d.conf.nr_cgroups && !err; i++)
+			err = mr_ctl_targets_add_cgroup(&tset, d.conf.cgroups[i]);
+		if (err) {
+			logf_("%s: %s", d.config_path, mr_last_error());
+			mr_ctl_targets_free(&tset);
+			goto fail_map;
+		}
+		run.targets = &tset;
+	}
 
 	mr_mon_ctx_init(&ctx, ops);
 	if (d.conf.has_attrs)
@@ -205,7 +247,7 @@ int main(int argc, char **argv)
 	ctx.apply = true;	/* "apply yes" */
 	ctx.stop = &stop_flag;
 	ctx.target.kind = MR_MON_TARGET_PROCESS;
-	ctx.target.pid = d.conf.pid;
+	ctx.target.pid = run.targets ? 0 : d.conf.pid;
 
 	sa.sa_handler = on_stop;	/* no SA_RESTART: a signal cuts the sleep short */
 	sigaction(SIGINT, &sa, NULL);
@@ -234,16 +276,18 @@ int main(int argc, char **argv)
 	run.reload = &reload_flag;
 	run.reload_fn = reload;
 	run.reload_arg = &d;
-	err = mr_ctl_run_start(&run, d.conf.pid, false, true);
+	err = mr_ctl_run_start(&run, run.targets ? 0 : d.conf.pid, false, true);
 	if (!err) {
-		logf_("started: pid %d, %zu scheme%s, %s backend, status %s", (int)d.conf.pid,
+		logf_("started: %s, %zu scheme%s, %s backend, status %s",
+		      targets_text(&d.conf, who, sizeof(who)),
 		      d.conf.schemes.nr, d.conf.schemes.nr == 1 ? "" : "s", ops->name,
 		      d.conf.status_path);
 		err = mr_ctl_run(&run);
 		if (err)
 			logf_("%s", mr_last_error());
 		mr_ctl_run_print_stats(&run, stderr);
-		logf_("stopped%s", stop_flag ? " by a signal" : ": the target ended");
+		logf_("stopped%s", stop_flag ? " by a signal" : run.targets ?
+		      ": no target left" : ": the target ended");
 		mr_ctl_run_destroy(&run);
 	} else {
 		logf_("%s", mr_last_error());
@@ -253,6 +297,7 @@ int main(int argc, char **argv)
 		mr_energy_close(&energy);
 	}
 	mr_mon_ctx_destroy(&ctx);
+	mr_ctl_targets_free(&tset);
 	mr_region_map_destroy(&map);
 	mr_conf_free(&d.conf);
 	return err ? 1 : 0;

@@ -98,4 +98,63 @@ grep -qx "memregd: stopped by a signal" "$tmp/d.log" || { cat "$tmp/d.log"; fail
 python3 -c "import json; j=json.load(open('$tmp/run/memregd.status')); assert not j['running'] and len(j['schemes']) == 3, j" ||
 	fail "final status"
 kill -0 "$gpid" || fail "memregd's SIGTERM ended the target"
+
+# several targets: two pid lines (our own children), one run over both; the log
+# says when each joins, SIGHUP reloads the schemes of both, SIGTERM ends the run
+printf 'apply yes\nschemes\nmin max min max min max stat\n' >"$tmp/c.conf"
+refuse no-target "memregd: $tmp/c.conf: no target: give \"pid N\" or \"cgroup PATH\" (each repeatable)"
+printf 'apply yes\ncgroup work\nschemes\nmin max min max min max stat\n' >"$tmp/c.conf"
+refuse cgroup-relative "memregd: $tmp/c.conf:2: cgroup: want the cgroup's absolute path (/sys/fs/cgroup/...), not 'work'"
+printf 'apply yes\ncgroup %s\nschemes\nmin max min max min max stat\n' "$tmp/nocg" >"$tmp/c.conf"
+"$d" --config "$tmp/c.conf" >"$tmp/o" 2>"$tmp/e"
+[ $? -eq 1 ] || { cat "$tmp/e"; fail "missing cgroup: not exit 1"; }
+printf 'memregd: %s: %s: no such cgroup\n' "$tmp/c.conf" "$tmp/nocg" | diff -u - "$tmp/e" ||
+	fail "missing cgroup: message differs"
+"$gen" -t 60 "$top_srcdir/monitor/configs/zigzag" >/dev/null 2>&1 &
+g2=$!
+cat >"$tmp/m.conf" <<CONF
+apply yes
+pid $gpid
+pid $g2
+backend refs
+intervals 20ms 100ms 1s
+status $tmp/run/m.status
+schemes
+min max min max min max stat
+CONF
+"$d" --config "$tmp/m.conf" --check >"$tmp/check.out" 2>&1 || { cat "$tmp/check.out"; fail "--check (two pids)"; }
+grep -qx "$tmp/m.conf: 1 scheme for 2 pids and 0 cgroups with the refs backend: memregd would start" \
+	"$tmp/check.out" || { cat "$tmp/check.out"; fail "--check line (two pids)"; }
+"$d" --config "$tmp/m.conf" >"$tmp/d.out" 2>"$tmp/m.log" &
+mpid=$!
+i=0
+until python3 -c "import json,sys; j=json.load(open('$tmp/run/m.status')); sys.exit(0 if sorted(j['target_pids']) == sorted([$gpid, $g2]) and j['aggregations'] >= 4 else 1)" 2>/dev/null; do
+	kill -0 "$mpid" 2>/dev/null || { cat "$tmp/m.log"; fail "memregd (two pids) exited"; }
+	[ $i -lt 150 ] || { cat "$tmp/m.log"; fail "status never had both pids"; }
+	sleep 0.1
+	i=$((i + 1))
+done
+for p in $gpid $g2; do
+	grep -Eqx "memregd: [0-9]+\.[0-9]{3} s: pid $p joined" "$tmp/m.log" ||
+		{ cat "$tmp/m.log"; fail "no join line for $p"; }
+done
+printf 'min max 0 0 min max stat\n' >>"$tmp/m.conf"
+kill -HUP "$mpid"
+i=0
+until grep -qx "memregd: reloaded $tmp/m.conf: 2 schemes" "$tmp/m.log"; do
+	[ $i -lt 100 ] || { cat "$tmp/m.log"; fail "no reload line (two pids)"; }
+	sleep 0.1
+	i=$((i + 1))
+done
+kill -TERM "$mpid"
+wait "$mpid"
+rc=$?
+mpid=
+[ $rc -eq 0 ] || { cat "$tmp/m.log"; fail "memregd (two pids) exit $rc after SIGTERM"; }
+grep -qx "memregd: started: 2 pids and 0 cgroups, 1 scheme, refs backend, status $tmp/run/m.status" \
+	"$tmp/m.log" || { cat "$tmp/m.log"; fail "no start line (two pids)"; }
+python3 -c "import json; j=json.load(open('$tmp/run/m.status')); assert not j['running'] and len(j['schemes']) == 2 and j['targets_joined'] == 2, j" ||
+	fail "final status (two pids)"
+kill "$g2"
+wait "$g2" 2>/dev/null
 echo "PASS: memregd"

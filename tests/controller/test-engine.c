@@ -190,6 +190,68 @@ static void test_quota_priority(void **state)
 	mr_scheme_set_free(&set);
 }
 
+/* fake_apply's record of which target each call was for */
+static size_t target_of[16];
+
+static int fake_apply_targets(void *arg, const struct mr_scheme *s, uint64_t start,
+			      uint64_t end, struct mr_ctl_result *res)
+{
+	const struct mr_ctl *c = arg;
+
+	target_of[calls.nr] = c->cur_target;
+	return fake_apply(NULL, s, start, end, res);
+}
+
+/*
+ * Two targets under one scheme with a bytes quota of 4 MiB per second (DAMOS's
+ * context with two targets: one quota, one priority threshold):
+ *   target 0:  0      4M          target 1:  0      4M
+ *              |  A   |                      |  B   |
+ *              1 s (cold score 76)           60 s (cold score 80)
+ * Target 0 aggregates first: the histogram over both reaches 4 MiB at 80, so A
+ * waits although it is target 0's turn. Target 1 then moves B, charging the one
+ * quota; a third pass for target 0 in the same second finds the quota spent.
+ * Acting on all targets at once (a kdamond's walk) picks B alone as well.
+ */
+static void test_targets_share_quota(void **state)
+{
+	struct mr_mon_region a = { .start = 0, .end = 4 * M, .nr_accesses = 0, .age = 10 };
+	struct mr_mon_region b = { .start = 0, .end = 4 * M, .nr_accesses = 0, .age = 600 };
+	struct mr_ctl_target_regions t[2] = { { &a, 1 }, { &b, 1 } };
+	struct mr_scheme_set set;
+	struct mr_ctl c;
+
+	(void)state;
+	setup_ctl(&c, &set, "4K max 0 0 500ms max migrate_cold 1\n  quota bytes 4M per 1s");
+	c.apply = fake_apply_targets;
+	c.arg = &c;
+	assert_int_equal(mr_ctl_aggregate_targets(&c, t, 2, 0, 1000000), 0);
+	assert_int_equal(calls.nr, 0);
+	assert_int_equal(mr_ctl_aggregate_targets(&c, t, 2, 1, 1100000), 0);
+	assert_int_equal(calls.nr, 1);
+	assert_int_equal(target_of[0], 1);
+	assert_true(calls.start[0] == 0 && calls.end[0] == 4 * M);
+	assert_int_equal(b.age, 0);
+	assert_int_equal(mr_ctl_aggregate_targets(&c, t, 2, 0, 1200000), 0);
+	assert_int_equal(calls.nr, 1);	/* the quota is spent for both targets */
+	assert_int_equal(c.states[0].stats.nr_tried, 1);
+	assert_int_equal(c.states[0].stats.sz_tried, 4 * M);
+	mr_ctl_destroy(&c);
+	mr_scheme_set_free(&set);
+
+	a.age = 10;
+	b.age = 600;
+	setup_ctl(&c, &set, "4K max 0 0 500ms max migrate_cold 1\n  quota bytes 4M per 1s");
+	c.apply = fake_apply_targets;
+	c.arg = &c;
+	assert_int_equal(mr_ctl_aggregate_targets(&c, t, 2, MR_CTL_ALL_TARGETS, 1000000), 0);
+	assert_int_equal(calls.nr, 1);
+	assert_int_equal(target_of[0], 1);
+	assert_int_equal(a.age, 10);
+	mr_ctl_destroy(&c);
+	mr_scheme_set_free(&set);
+}
+
 /*
  * A quota smaller than the region: the region's first 3 MiB (page-aligned), as
  * DAMOS splits it; 1 MiB of them busy.
@@ -280,6 +342,7 @@ int main(void)
 		cmocka_unit_test(test_match_and_apply),
 		cmocka_unit_test(test_scores),
 		cmocka_unit_test(test_quota_priority),
+		cmocka_unit_test(test_targets_share_quota),
 		cmocka_unit_test(test_quota_split_and_fail),
 		cmocka_unit_test(test_ms_quota),
 		cmocka_unit_test(test_watermarks),
