@@ -51,7 +51,8 @@ void mr_fallback_note(void) MR_HIDDEN;
 void mr_large_free(struct mr_span *s) MR_HIDDEN;
 bool mr_large_resize(struct mr_span *s, size_t size) MR_HIDDEN;
 size_t mr_usable_size_span(const struct mr_span *s) MR_HIDDEN;
-void mr_heap_trim(void) MR_HIDDEN;
+/* malloc_trim: every free page back to the OS now; whether there was any. */
+bool mr_heap_trim(void) MR_HIDDEN;
 void mr_heap_lock(void) MR_HIDDEN;
 void mr_heap_unlock(void) MR_HIDDEN;
 struct mr_tcache *mr_all_caches(void) MR_HIDDEN;

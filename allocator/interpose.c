@@ -456,12 +456,14 @@ MR_EXPORT void *calloc(size_t n, size_t size)
 		return NULL;
 	}
 	p = alloc_fast(total, RET);
-	/* Huge spans made of fresh or purged regions are already zero; a slab (at
-	 * most MR_SMALL_MAX) never is huge, so its span is not looked up. */
+	/* Large and huge spans of pages fresh from mmap or purged with MADV_DONTNEED are
+	 * already zero (the page heap says so in the head: MR_SPAN_ZEROED), and stay
+	 * untouched; a slab (at most MR_SMALL_MAX) is not looked up. */
 	if (p) {
 		const struct mr_span *s = total > MR_SMALL_MAX && mr_in_arena(p) ? mr_span_of(p) : NULL;
 
-		if (!s || s->kind != MR_SPAN_HUGE || !(s->flags & MR_HUGE_ZEROED))
+		if (!s || (s->kind != MR_SPAN_HUGE && s->kind != MR_SPAN_LARGE) ||
+		    !(s->flags & MR_SPAN_ZEROED))
 			memset(p, 0, total);
 	}
 	return p;
@@ -531,12 +533,11 @@ MR_EXPORT size_t malloc_usable_size(void *p)
 	return usable_size(p);
 }
 
+/* glibc's contract: 1 if memory was given back to the OS, 0 if there was none. */
 MR_EXPORT int malloc_trim(size_t pad)
 {
 	(void)pad;
-	if (mr_ready())
-		mr_heap_trim();
-	return 1;
+	return mr_ready() && mr_heap_trim();
 }
 
 #ifndef MR_NO_ALIASES	/* the fuzz build renames the family and has no aliases */
