@@ -39,15 +39,19 @@ check_PROGRAMS += tests/alloc/safety
 tests_alloc_safety_SOURCES = tests/alloc/safety.c
 tests_alloc_safety_CFLAGS = $(AM_CFLAGS) -fno-builtin
 tests_alloc_safety_LDADD = -ldl -lpthread
+check_PROGRAMS += tests/alloc/memory
+tests_alloc_memory_SOURCES = tests/alloc/memory.c
+tests_alloc_memory_CFLAGS = $(AM_CFLAGS) -fno-builtin
+tests_alloc_memory_LDADD = -ldl
 check_PROGRAMS += tests/alloc/sites-prog
 tests_alloc_sites_prog_SOURCES = tests/alloc/sites-prog.c
 tests_alloc_sites_prog_CFLAGS = $(AM_CFLAGS) -fno-builtin
 tests_alloc_sites_prog_LDADD =
 TESTS += tests/alloc/stress.sh tests/alloc/safety.sh tests/alloc/sites.sh tests/alloc/alloc-stats.sh tests/alloc/realprog-tools.sh \
-	tests/alloc/realprog-python.sh
+	tests/alloc/realprog-python.sh tests/alloc/memory.sh
 endif
 EXTRA_DIST += tests/alloc/preload.sh tests/alloc/stress.sh tests/alloc/safety.sh tests/alloc/sites.sh tests/alloc/alloc-stats.sh tests/alloc/realprog-tools.sh \
-	tests/alloc/realprog-python.sh
+	tests/alloc/realprog-python.sh tests/alloc/memory.sh
 
 tools_memregctl_SOURCES += tools/cmd-alloc-stats.c
 
