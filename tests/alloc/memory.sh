@@ -55,6 +55,11 @@ huge=$(awk '$2 == "huge"' "$tmp/info.txt" | wc -l)
 	fail "mallinfo2: hblks $hblks hblkhd $hblkhd; alloc-stats: $huge huge regions of $rb bytes (want 1 run of 4)"
 [ "$arena" = "$((active * rb))" ] && [ "$((arena - uordblks))" = "$fordblks" ] ||
 	fail "mallinfo2: arena $arena fordblks $fordblks; alloc-stats: $active regions in use of $rb bytes"
+# The export is updated incrementally: its entries must add up to its totals.
+sum=$(tr -d ' \n' <"$tmp/info.json" | grep -o '"live_bytes":[0-9]*' | awk -F: '{ s += $2 } END { print s }')
+nlive=$(tr -d ' \n' <"$tmp/info.json" | grep -o '"live_bytes":[1-9][0-9]*' | wc -l)
+[ "$sum" = "$used" ] && [ "$nlive" = "$(json regions_live)" ] ||
+	fail "alloc-stats: region entries sum to $sum bytes in $nlive live regions; totals $used in $(json regions_live)"
 # malloc_stats on stderr, glibc's layout; malloc_info's XML.
 grep -A2 '^Total (incl. mmap):' "$tmp/info.err" | grep -q "^in use bytes     = *$used\$" ||
 	fail "malloc_stats: $(grep -A2 '^Total' "$tmp/info.err" | tail -1), want in use $used"
