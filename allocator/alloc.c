@@ -278,13 +278,27 @@ static int reserve_stepped(size_t step, size_t sstep, size_t max, size_t smax, s
 	return -1;
 }
 
+/* "libmemreg: ignoring bad NAME=VALUE" (and why, if @why), or for an unknown
+ * variable (@value NULL, @name its whole entry) "ignoring unknown NAME=VALUE". */
+static void warn_value(const char *name, const char *value, const char *why)
+{
+	mr_write_str(2, value ? "libmemreg: ignoring bad " : "libmemreg: ignoring unknown ");
+	mr_write_str(2, name);
+	if (value) {
+		mr_write_str(2, "=");
+		mr_write_str(2, value);
+	}
+	if (why) {
+		mr_write_str(2, " (");
+		mr_write_str(2, why);
+		mr_write_str(2, ")");
+	}
+	mr_write_str(2, "\n");
+}
+
 static void warn_option(const char *name, const char *value)
 {
-	mr_write_str(2, "libmemreg: ignoring bad ");
-	mr_write_str(2, name);
-	mr_write_str(2, "=");
-	mr_write_str(2, value);
-	mr_write_str(2, "\n");
+	warn_value(name, value, NULL);
 }
 
 static void tc_destroy(void *arg);
@@ -317,7 +331,7 @@ static int heap_init(void)
 	rs = MR_OPT(region_size);
 	if (rs < (UINT64_C(1) << 20) || rs > (UINT64_C(1) << (MR_MAX_ORDER + MR_PAGE_SHIFT)) ||
 	    (rs & (rs - 1))) {
-		warn_option("MEMREG_REGION_SIZE (a power of two, 1M..1G)", "");
+		warn_value("MEMREG_REGION_SIZE", MR_OPT_STR(region_size), "a power of two, 1M..1G");
 		rs = mr_options[MR_OPT_region_size].def;
 		mr_options[MR_OPT_region_size].value = rs;
 	}

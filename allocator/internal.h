@@ -239,17 +239,25 @@ struct mr_option {
 	uint64_t def;
 	bool secure;
 	uint64_t value;		/* numbers and booleans */
-	const char *str;	/* paths: points into environ */
+	const char *str;	/* the value given, if valid: points into environ */
 };
 extern struct mr_option mr_options[NR_MR_OPT] MR_HIDDEN;
-/* Read the options from @envp (environ) without allocating. @secure: AT_SECURE.
- * A bad value is reported once through @warn and the default is kept. */
+/* Read the options from @envp (environ) without allocating. @secure: AT_SECURE (every
+ * MEMREG_* variable ignored, nothing said). A bad value is reported once through @warn
+ * (name, value) and the default is kept; an unknown MEMREG_* variable that is not one
+ * of memreg's tools' too through @warn("NAME=value", NULL). */
 void mr_options_load(char **envp, bool secure,
 		     void (*warn)(const char *name, const char *value)) MR_HIDDEN;
+/* Open the file of an output path option (MEMREG_SITE_MAP) for writing: @pattern with
+ * %p the pid and %% a %, expanded into @path (@len bytes), no symlink followed, mode
+ * 0600, truncated. Without %p the file is every process's: a forked child never
+ * writes it, nor does a process when another one wrote it since this one started
+ * (then -2: write nothing, say nothing). The fd, or -1 with errno set. */
+int mr_option_open_output(const char *pattern, char *path, size_t len) MR_HIDDEN;
 /* Parse one value; 0 on success, -1 if invalid. Exposed for the tests. */
 int mr_option_parse(enum mr_opt_type type, const char *s, uint64_t *out) MR_HIDDEN;
 #define MR_OPT(id) (mr_options[MR_OPT_##id].value)
-#define MR_OPT_STR(id) (mr_options[MR_OPT_##id].str)
+#define MR_OPT_STR(id) (mr_options[MR_OPT_##id].str)	/* NULL if not given */
 
 /* "fmt.c": formatting without stdio (stdio may allocate). */
 char *mr_fmt_u64(char *buf, uint64_t v) MR_HIDDEN;	/* returns the end of the digits */

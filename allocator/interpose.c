@@ -763,3 +763,25 @@ MR_EXPORT int memreg_class_of(const void *p)
 		return -EINVAL;
 	return mr_span_of(p)->temp;
 }
+
+MR_EXPORT int memreg_get_stats(struct memreg_stats *st, size_t size)
+{
+	struct mr_heap_totals t;
+	struct memreg_stats all;
+
+	if (!st)
+		return -EINVAL;
+	mr_ready();
+	mr_stats_totals(&t);
+	all.region_bytes = t.region_bytes;
+	all.regions_live = t.regions_live;
+	all.used_bytes = t.used_bytes + t.huge_bytes;
+	all.peak_used_bytes = t.peak_used_bytes;
+	all.huge_bytes = t.huge_bytes;
+	all.free_bytes = t.active_bytes - t.used_bytes;
+	all.releasable_bytes = t.releasable_bytes;
+	all.purged_bytes = t.runs_purged_bytes;
+	all.glibc_fallbacks = t.glibc_fallbacks;
+	memcpy(st, &all, size < sizeof(all) ? size : sizeof(all));
+	return 0;
+}
