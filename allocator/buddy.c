@@ -207,8 +207,9 @@ static void runs_schedule(struct mr_heap *h, uint32_t r, uint64_t now_ns)
 
 /* Purge region @r's dirty free blocks of MR_PURGE_ORDER and up (below a whole region:
  * an entirely free region goes back whole) that have been free for the decay delay
- * at @now_ns; with @force every block not clean, by MADV_DONTNEED. Returns the pages
- * given back; *@next is lowered to when the next block left dirty is due. */
+ * at @now_ns; with @force (malloc_trim) every block not clean, of any order, by
+ * MADV_DONTNEED. Returns the pages given back; *@next is lowered to when the next
+ * block left dirty is due. */
 static uint64_t purge_runs(struct mr_heap *h, uint32_t r, uint64_t now_ns, bool force,
 			   uint64_t *next)
 {
@@ -217,7 +218,7 @@ static uint64_t purge_runs(struct mr_heap *h, uint32_t r, uint64_t now_ns, bool 
 	bool lazy = !force && h->lazy_purge;
 	uint64_t given = 0;
 
-	for (k = MR_PURGE_ORDER; k < h->region_order; k++) {
+	for (k = force ? 0 : MR_PURGE_ORDER; k < h->region_order; k++) {
 		for (p = ri->free_head[k]; p != MR_NONE; p = h->spans[p].next) {
 			struct mr_span *s = &h->spans[p];
 			uint32_t age;

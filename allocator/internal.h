@@ -176,8 +176,8 @@ bool mr_buddy_grow_huge(struct mr_heap *h, uint32_t page, uint32_t new_nregions)
 void mr_buddy_shrink_huge(struct mr_heap *h, uint32_t page, uint32_t new_nregions) MR_HIDDEN;
 /* Give back to the OS what has been free for the decay delay: entirely free regions
  * (pages and descriptors) and the free blocks of MR_PURGE_ORDER and up of the others;
- * with @force all of it at once, MADV_FREE'd blocks included (malloc_trim). Returns
- * the pages given back. */
+ * with @force all of it at once, free blocks of any size and MADV_FREE'd ones
+ * included (malloc_trim). Returns the pages given back. */
 uint64_t mr_buddy_decay(struct mr_heap *h, bool force) MR_HIDDEN;
 /* Check every invariant; returns NULL or a description of the first violation. */
 const char *mr_buddy_check(const struct mr_heap *h) MR_HIDDEN;
