@@ -145,6 +145,22 @@ static void os_purge(struct mr_heap *h, uint32_t r, uint32_t n)
 	madvise((char *)h->spans + (size_t)r * sb, sb * n, MADV_DONTNEED);
 }
 
+#ifndef MADV_FREE
+#define MADV_FREE 8
+#endif
+
+/* Free pages of a region in use (not their descriptors: they hold the free lists).
+ * MADV_FREE needs Linux 4.5: where it fails, DONTNEED does it (clean then too, but
+ * the heap does not know: it only costs a calloc a memset). */
+static void os_purge_pages(struct mr_heap *h, uint32_t page, uint32_t npages, bool lazy)
+{
+	char *p = h->base + ((size_t)page << MR_PAGE_SHIFT);
+	size_t len = (size_t)npages << MR_PAGE_SHIFT;
+
+	if (!lazy || madvise(p, len, MADV_FREE) != 0)
+		madvise(p, len, MADV_DONTNEED);
+}
+
 static uint64_t os_now_ns(void)
 {
 	struct timespec ts;
@@ -206,7 +222,7 @@ static uint32_t os_grow(struct mr_heap *h, uint32_t want)
 
 static const struct mr_heap_ops os_ops = {
 	.commit = os_commit, .purge = os_purge, .now_ns = os_now_ns,
-	.commit_pages = os_commit_pages, .grow = os_grow,
+	.commit_pages = os_commit_pages, .grow = os_grow, .purge_pages = os_purge_pages,
 };
 
 /* Reserve @bytes of address space aligned to @align, costing nothing until used. */
@@ -262,13 +278,27 @@ static int reserve_stepped(size_t step, size_t sstep, size_t max, size_t smax, s
 	return -1;
 }
 
+/* "libmemreg: ignoring bad NAME=VALUE" (and why, if @why), or for an unknown
+ * variable (@value NULL, @name its whole entry) "ignoring unknown NAME=VALUE". */
+static void warn_value(const char *name, const char *value, const char *why)
+{
+	mr_write_str(2, value ? "libmemreg: ignoring bad " : "libmemreg: ignoring unknown ");
+	mr_write_str(2, name);
+	if (value) {
+		mr_write_str(2, "=");
+		mr_write_str(2, value);
+	}
+	if (why) {
+		mr_write_str(2, " (");
+		mr_write_str(2, why);
+		mr_write_str(2, ")");
+	}
+	mr_write_str(2, "\n");
+}
+
 static void warn_option(const char *name, const char *value)
 {
-	mr_write_str(2, "libmemreg: ignoring bad ");
-	mr_write_str(2, name);
-	mr_write_str(2, "=");
-	mr_write_str(2, value);
-	mr_write_str(2, "\n");
+	warn_value(name, value, NULL);
 }
 
 static void tc_destroy(void *arg);
@@ -301,7 +331,7 @@ static int heap_init(void)
 	rs = MR_OPT(region_size);
 	if (rs < (UINT64_C(1) << 20) || rs > (UINT64_C(1) << (MR_MAX_ORDER + MR_PAGE_SHIFT)) ||
 	    (rs & (rs - 1))) {
-		warn_option("MEMREG_REGION_SIZE (a power of two, 1M..1G)", "");
+		warn_value("MEMREG_REGION_SIZE", MR_OPT_STR(region_size), "a power of two, 1M..1G");
 		rs = mr_options[MR_OPT_region_size].def;
 		mr_options[MR_OPT_region_size].value = rs;
 	}
@@ -329,6 +359,7 @@ static int heap_init(void)
 	}
 	bytes = (size_t)nregions * rs;
 	mr_buddy_init(&mr_heap, base, spans, order, nregions, MR_OPT(decay_ms) * 1000000u, &os_ops);
+	mr_heap.lazy_purge = MR_OPT(madv_free) != 0;
 	numa_detect();
 	if (os_nnodes >= 2)
 		mr_buddy_set_nodes(&mr_heap, os_nnodes);
@@ -885,11 +916,15 @@ size_t mr_usable_size_span(const struct mr_span *s)
 
 /* ---- decay, trim, fork ---- */
 
-void mr_heap_trim(void)
+bool mr_heap_trim(void)
 {
+	uint64_t given;
+
 	pthread_mutex_lock(&heap_lock);
-	mr_buddy_decay(&mr_heap, true);
+	given = mr_buddy_decay(&mr_heap, true);
+	mr_stats_publish();
 	pthread_mutex_unlock(&heap_lock);
+	return given != 0;
 }
 
 static void fork_prepare(void)

@@ -51,7 +51,8 @@ void mr_fallback_note(void) MR_HIDDEN;
 void mr_large_free(struct mr_span *s) MR_HIDDEN;
 bool mr_large_resize(struct mr_span *s, size_t size) MR_HIDDEN;
 size_t mr_usable_size_span(const struct mr_span *s) MR_HIDDEN;
-void mr_heap_trim(void) MR_HIDDEN;
+/* malloc_trim: every free page back to the OS now; whether there was any. */
+bool mr_heap_trim(void) MR_HIDDEN;
 void mr_heap_lock(void) MR_HIDDEN;
 void mr_heap_unlock(void) MR_HIDDEN;
 struct mr_tcache *mr_all_caches(void) MR_HIDDEN;
@@ -162,5 +163,21 @@ void mr_stats_publish(void) MR_HIDDEN;	/* heap lock held; no-op unless exporting
 void mr_stats_fallback(uint64_t n) MR_HIDDEN;
 /* The arena could not be set up: export what stats there are (disabled = 1). */
 void mr_stats_init_disabled(void) MR_HIDDEN;
+/* struct mr_heap_totals - the heap in bytes, for mallinfo2, malloc_stats, malloc_info
+ * and memreg_get_stats (what `memregctl alloc-stats` shows, summed). */
+struct mr_heap_totals {
+	uint64_t region_bytes;
+	uint64_t active_bytes;		/* regions opened for spans and slabs (not huge) */
+	uint64_t used_bytes;		/* pages of live spans and slabs in them */
+	uint64_t huge_runs, huge_bytes;	/* live runs of whole regions */
+	uint64_t peak_used_bytes;	/* of used_bytes + huge_bytes */
+	uint64_t free_blocks;		/* free blocks of the active regions */
+	uint64_t releasable_bytes;	/* free and not clean: what malloc_trim gives back */
+	uint64_t runs_purged_bytes;	/* free blocks of regions in use given back, so far */
+	uint64_t regions_live;
+	uint64_t glibc_fallbacks;
+};
+/* Takes the heap lock. */
+void mr_stats_totals(struct mr_heap_totals *t) MR_HIDDEN;
 
 #endif

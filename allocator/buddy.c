@@ -100,7 +100,9 @@ uint32_t mr_buddy_find(const struct mr_heap *h, uint32_t order, bool highest)
 	return best;
 }
 
-static void list_push(struct mr_heap *h, uint32_t page, uint32_t order)
+/* Push the free block (page, order) of state @st (MR_FREE_*), freed at @freed_ms. */
+static void list_push(struct mr_heap *h, uint32_t page, uint32_t order, uint32_t st,
+		      uint32_t freed_ms)
 {
 	uint32_t r = mr_page_region(h, page);
 	struct mr_region_info *ri = &h->regions[r];
@@ -109,6 +111,8 @@ static void list_push(struct mr_heap *h, uint32_t page, uint32_t order)
 	s->kind = MR_SPAN_FREE;
 	s->order = (uint8_t)order;
 	s->head = page;
+	s->flags = st;
+	s->freed_ms = freed_ms;
 	s->prev = MR_NONE;
 	s->next = ri->free_head[order];
 	if (s->next != MR_NONE)
@@ -135,10 +139,18 @@ static void list_del(struct mr_heap *h, uint32_t page)
 	s->kind = MR_SPAN_NONE;
 }
 
+/* Region @r's stats changed: the export (stats.c) rewrites its entry only. */
+static void changed(struct mr_heap *h, uint32_t r)
+{
+	h->changed[r / 64] |= UINT64_C(1) << (r % 64);
+	h->changed_summary |= UINT64_C(1) << (r / 64);
+}
+
 static void account(struct mr_heap *h, uint32_t r, int64_t delta_pages)
 {
 	struct mr_region_info *ri = &h->regions[r];
 
+	changed(h, r);
 	ri->used_pages = (uint32_t)((int64_t)ri->used_pages + delta_pages);
 	h->used_pages = (uint64_t)((int64_t)h->used_pages + delta_pages);
 	if (delta_pages > 0) {
@@ -164,8 +176,127 @@ static void account(struct mr_heap *h, uint32_t r, int64_t delta_pages)
 	}
 }
 
-/* Free the block [page, page + 2^order), coalescing with its free buddies. */
-static void free_block(struct mr_heap *h, uint32_t page, uint32_t order)
+/* ---- free block state (MR_FREE_*) and the purge of free runs ---- */
+
+static uint32_t ms_of(uint64_t ns)
+{
+	return (uint32_t)(ns / 1000000u);
+}
+
+/* The decay delay in ms as free blocks count it (their clock wraps after 2^32 ms). */
+static uint32_t decay_ms(const struct mr_heap *h)
+{
+	uint64_t ms = h->decay_ns / 1000000u;
+
+	return ms < UINT32_MAX / 2 ? (uint32_t)ms : UINT32_MAX / 2;
+}
+
+/* Region @r has dirty free pages since @now_ns: due for a look after the delay. */
+static void runs_schedule(struct mr_heap *h, uint32_t r, uint64_t now_ns)
+{
+	uint64_t bit = UINT64_C(1) << (r % 64), due;
+
+	if (h->runs_pending[r / 64] & bit)
+		return;		/* due earlier: what is freed now is seen then */
+	h->runs_pending[r / 64] |= bit;
+	due = now_ns + (uint64_t)decay_ms(h) * 1000000u;
+	h->regions[r].runs_due_ns = due;
+	if (!h->nruns_pending++ || due < h->runs_due_ns)
+		h->runs_due_ns = due;
+}
+
+/* Purge region @r's dirty free blocks of MR_PURGE_ORDER and up (below a whole region:
+ * an entirely free region goes back whole) that have been free for the decay delay
+ * at @now_ns; with @force (malloc_trim) every block not clean, of any order, by
+ * MADV_DONTNEED. Returns the pages given back; *@next is lowered to when the next
+ * block left dirty is due. */
+static uint64_t purge_runs(struct mr_heap *h, uint32_t r, uint64_t now_ns, bool force,
+			   uint64_t *next)
+{
+	const struct mr_region_info *ri = &h->regions[r];
+	uint32_t k, p, now = ms_of(now_ns), decay = decay_ms(h);
+	bool lazy = !force && h->lazy_purge;
+	uint64_t given = 0;
+
+	for (k = force ? 0 : MR_PURGE_ORDER; k < h->region_order; k++) {
+		for (p = ri->free_head[k]; p != MR_NONE; p = h->spans[p].next) {
+			struct mr_span *s = &h->spans[p];
+			uint32_t age;
+
+			if (force) {
+				if (!(s->flags & (MR_FREE_UNCLEAN | MR_FREE_DIRTY)))
+					continue;
+			} else {
+				if (!(s->flags & MR_FREE_DIRTY))
+					continue;
+				age = now - s->freed_ms;
+				if (age < decay) {
+					if (now_ns + (uint64_t)(decay - age) * 1000000u < *next)
+						*next = now_ns + (uint64_t)(decay - age) * 1000000u;
+					continue;
+				}
+			}
+			if (h->ops->purge_pages)
+				h->ops->purge_pages(h, p, ORDER_PAGES(k), lazy);
+			s->flags = lazy ? MR_FREE_UNCLEAN : 0;
+			given += ORDER_PAGES(k);
+		}
+	}
+	h->runs_purged_pages += given;
+	return given;
+}
+
+/* The regions whose runs are due (all, with @force: every region in use). */
+static uint64_t decay_runs(struct mr_heap *h, uint64_t now_ns, bool force)
+{
+	uint64_t given = 0, next = UINT64_MAX;
+	uint32_t w, r;
+
+	for (w = 0; w < MR_REGION_WORDS; w++) {
+		uint64_t bits = force ? ~UINT64_C(0) : h->runs_pending[w];
+
+		while (bits) {
+			struct mr_region_info *ri;
+			uint64_t rnext = UINT64_MAX;
+
+			r = w * 64 + (uint32_t)__builtin_ctzll(bits);
+			bits &= bits - 1;
+			if (r >= h->nregions) {
+				bits = 0;
+				break;
+			}
+			ri = &h->regions[r];
+			if (!force && ri->runs_due_ns > now_ns) {
+				if (ri->runs_due_ns < next)
+					next = ri->runs_due_ns;
+				continue;
+			}
+			/* An entirely free region goes back whole (decay_regions); if it is
+			 * used again before, its dirty blocks are looked at after that. */
+			if (ri->state == MR_REGION_ACTIVE && ri->used_pages)
+				given += purge_runs(h, r, now_ns, force, &rnext);
+			else if (ri->state == MR_REGION_ACTIVE && ri->pending && !force)
+				rnext = ri->empty_since_ns + h->decay_ns + 1;
+			if (!(h->runs_pending[w] & (UINT64_C(1) << (r % 64))))
+				continue;
+			if (rnext == UINT64_MAX) {
+				h->runs_pending[w] &= ~(UINT64_C(1) << (r % 64));
+				h->nruns_pending--;
+			} else {
+				ri->runs_due_ns = rnext;
+				if (rnext < next)
+					next = rnext;
+			}
+		}
+	}
+	h->runs_due_ns = next;
+	return given;
+}
+
+/* Free the block [page, page + 2^order) of state @st, coalescing with its free
+ * buddies: the merged block is as unclean as its parts, dirty since the last. */
+static void free_block(struct mr_heap *h, uint32_t page, uint32_t order, uint32_t st,
+		       uint32_t freed_ms)
 {
 	while (order < h->region_order) {
 		uint32_t buddy = page ^ ORDER_PAGES(order);
@@ -173,6 +304,10 @@ static void free_block(struct mr_heap *h, uint32_t page, uint32_t order)
 
 		if (b->kind != MR_SPAN_FREE || b->order != order)
 			break;
+		if ((b->flags & MR_FREE_DIRTY) &&
+		    (!(st & MR_FREE_DIRTY) || (int32_t)(b->freed_ms - freed_ms) > 0))
+			freed_ms = b->freed_ms;
+		st |= b->flags;
 		list_del(h, buddy);
 		if (buddy < page) {
 			h->spans[page].kind = MR_SPAN_NONE;
@@ -180,11 +315,11 @@ static void free_block(struct mr_heap *h, uint32_t page, uint32_t order)
 		}
 		order++;
 	}
-	list_push(h, page, order);
+	list_push(h, page, order, st, freed_ms);
 }
 
-/* Free [page, page + n) as maximal aligned blocks. */
-static void free_range(struct mr_heap *h, uint32_t page, uint32_t n)
+/* Free [page, page + n), dirty since @freed_ms, as maximal aligned blocks. */
+static void free_range(struct mr_heap *h, uint32_t page, uint32_t n, uint32_t freed_ms)
 {
 	uint32_t end = page + n;
 
@@ -196,7 +331,7 @@ static void free_range(struct mr_heap *h, uint32_t page, uint32_t n)
 		while (page + ORDER_PAGES(k) > end)
 			k--;
 		h->spans[page].kind = MR_SPAN_NONE;
-		free_block(h, page, k);
+		free_block(h, page, k, MR_FREE_UNCLEAN | MR_FREE_DIRTY, freed_ms);
 		page += ORDER_PAGES(k);
 	}
 }
@@ -272,7 +407,8 @@ static int open_region(struct mr_heap *h, uint32_t r)
 		return -1;
 	ri->state = MR_REGION_ACTIVE;
 	ri->purged = 1;		/* fresh: nothing resident yet */
-	list_push(h, page, h->region_order);
+	list_push(h, page, h->region_order, 0, 0);
+	changed(h, r);
 	return 0;
 }
 
@@ -332,20 +468,22 @@ static uint32_t pick_region(struct mr_heap *h, uint32_t order, enum mr_temp temp
 	return r;
 }
 
-/* Carve [lo, hi) out of the free block (page, order): the parts outside go back free. */
-static void carve(struct mr_heap *h, uint32_t page, uint32_t order, uint32_t lo, uint32_t hi)
+/* Carve [lo, hi) out of the free block (page, order) of state @st: the parts outside
+ * go back free, in the same state. */
+static void carve(struct mr_heap *h, uint32_t page, uint32_t order, uint32_t lo, uint32_t hi,
+		  uint32_t st, uint32_t freed_ms)
 {
 	uint32_t end = page + ORDER_PAGES(order), half;
 
 	if (page >= lo && end <= hi)
 		return;
 	if (end <= lo || page >= hi) {
-		list_push(h, page, order);
+		list_push(h, page, order, st, freed_ms);
 		return;
 	}
 	half = ORDER_PAGES(order - 1);
-	carve(h, page, order - 1, lo, hi);
-	carve(h, page + half, order - 1, lo, hi);
+	carve(h, page, order - 1, lo, hi, st, freed_ms);
+	carve(h, page + half, order - 1, lo, hi, st, freed_ms);
 }
 
 uint32_t mr_buddy_alloc(struct mr_heap *h, uint32_t npages, uint32_t align_order,
@@ -358,7 +496,7 @@ uint32_t mr_buddy_alloc_on(struct mr_heap *h, uint32_t npages, uint32_t align_or
 			   enum mr_temp temp, uint32_t node)
 {
 	uint32_t order = npages <= 1 ? 0 : 32 - (uint32_t)__builtin_clz(npages - 1);
-	uint32_t r, k, page;
+	uint32_t r, k, page, st, freed_ms;
 
 	if (align_order > order)
 		order = align_order;
@@ -375,10 +513,14 @@ uint32_t mr_buddy_alloc_on(struct mr_heap *h, uint32_t npages, uint32_t align_or
 	page = h->regions[r].free_head[k];
 	if (commit_pages(h, page, npages) != 0)
 		return MR_NONE;
+	st = h->spans[page].flags;
+	freed_ms = h->spans[page].freed_ms;
 	list_del(h, page);
-	carve(h, page, k, page, page + npages);
+	carve(h, page, k, page, page + npages, st, freed_ms);
 	h->spans[page].head = page;
 	h->spans[page].npages = npages;
+	/* calloc clears only what may not read zero. */
+	h->spans[page].flags = st & MR_FREE_UNCLEAN ? 0 : MR_SPAN_ZEROED;
 	account(h, r, npages);
 	return page;
 }
@@ -386,10 +528,12 @@ uint32_t mr_buddy_alloc_on(struct mr_heap *h, uint32_t npages, uint32_t align_or
 void mr_buddy_free(struct mr_heap *h, uint32_t page, uint32_t npages)
 {
 	uint32_t r = mr_page_region(h, page);
+	uint64_t now_ns = h->ops->now_ns();
 
-	free_range(h, page, npages);
+	free_range(h, page, npages, ms_of(now_ns));
+	runs_schedule(h, r, now_ns);
 	account(h, r, -(int64_t)npages);
-	if (h->npending)
+	if ((h->npending && now_ns >= h->next_decay_ns) || now_ns >= h->runs_due_ns)
 		mr_buddy_decay(h, false);
 }
 
@@ -428,9 +572,10 @@ bool mr_buddy_grow(struct mr_heap *h, uint32_t page, uint32_t old_npages, uint32
 		return false;
 	for (x = lo; x < hi;) {
 		uint32_t b = free_block_of(h, x), k = h->spans[b].order;
+		uint32_t st = h->spans[b].flags, freed_ms = h->spans[b].freed_ms;
 
 		list_del(h, b);
-		carve(h, b, k, lo, hi);
+		carve(h, b, k, lo, hi, st, freed_ms);
 		x = b + ORDER_PAGES(k);
 	}
 	h->spans[page].npages = new_npages;
@@ -462,7 +607,10 @@ static int take_regions(struct mr_heap *h, uint32_t first, uint32_t n)
 	for (r = first; r < first + n; r++) {
 		struct mr_region_info *ri = &h->regions[r];
 
-		if (ri->state != MR_REGION_UNUSED && !ri->purged)
+		/* A free region is one clean block if fresh or purged (whole, or its
+		 * runs by trim or the decay with MADV_DONTNEED). */
+		if (ri->state != MR_REGION_UNUSED &&
+		    (h->spans[r << h->region_order].flags & MR_FREE_UNCLEAN))
 			zero = 0;
 		if (ri->state == MR_REGION_UNUSED && open_region(h, r) != 0)
 			return -1;
@@ -546,7 +694,7 @@ uint32_t mr_buddy_alloc_huge_on(struct mr_heap *h, uint32_t nregions, uint32_t a
 	h->spans[page].kind = MR_SPAN_HUGE;
 	h->spans[page].head = page;
 	h->spans[page].npages = nregions << h->region_order;
-	h->spans[page].flags = zero ? MR_HUGE_ZEROED : 0;
+	h->spans[page].flags = zero ? MR_SPAN_ZEROED : 0;
 	return page;
 }
 
@@ -565,7 +713,7 @@ static void release_regions(struct mr_heap *h, uint32_t first, uint32_t n)
 		ri->purged = 1;	/* before account(): a purged region is not queued for decay */
 		account(h, r, -(int64_t)ORDER_PAGES(h->region_order));
 		ri->huge_regions = 0;
-		list_push(h, r << h->region_order, h->region_order);
+		list_push(h, r << h->region_order, h->region_order, 0, 0);
 	}
 }
 
@@ -618,15 +766,17 @@ static void rewrite_top_block(struct mr_heap *h, uint32_t r)
 	s->order = (uint8_t)h->region_order;
 	s->head = r << h->region_order;
 	s->next = s->prev = MR_NONE;
+	s->flags = 0;		/* clean: its pages were purged with MADV_DONTNEED */
+	s->freed_ms = 0;
 }
 
-void mr_buddy_decay(struct mr_heap *h, bool force)
+/* Entirely free regions whose delay has passed (all, with @force): pages and
+ * descriptors go back. Returns the pages given back. */
+static uint64_t decay_regions(struct mr_heap *h, uint64_t now, bool force)
 {
-	uint64_t now = h->ops->now_ns(), next = UINT64_MAX;
+	uint64_t next = UINT64_MAX, given = 0;
 	uint32_t r;
 
-	if (!h->npending || (!force && now < h->next_decay_ns))
-		return;
 	for (r = 0; r < h->nregions && h->npending; r++) {
 		struct mr_region_info *ri = &h->regions[r];
 
@@ -642,11 +792,25 @@ void mr_buddy_decay(struct mr_heap *h, bool force)
 		h->ops->purge(h, r, 1);
 		h->purges++;
 		ri->purged = 1;
+		changed(h, r);
+		given += ORDER_PAGES(h->region_order);
 		/* The purge may have dropped the region's descriptors: rewrite its only
 		 * block's (the list head and the bitmaps live in the heap, untouched). */
 		rewrite_top_block(h, r);
 	}
 	h->next_decay_ns = next;
+	return given;
+}
+
+uint64_t mr_buddy_decay(struct mr_heap *h, bool force)
+{
+	uint64_t now = h->ops->now_ns(), given = 0;
+
+	if (h->npending && (force || now >= h->next_decay_ns))
+		given += decay_regions(h, now, force);
+	if (force || (h->nruns_pending && now >= h->runs_due_ns))
+		given += decay_runs(h, now, force);
+	return given;
 }
 
 const char *mr_buddy_check(const struct mr_heap *h)
@@ -720,6 +884,7 @@ void mr_buddy_init(struct mr_heap *h, char *base, struct mr_span *spans, uint32_
 		h->chunk_order = region_order;
 	h->nregions = nregions;
 	h->decay_ns = decay_ns;
+	h->next_decay_ns = h->runs_due_ns = UINT64_MAX;
 	h->ops = ops;
 	mr_buddy_set_nodes(h, 1);
 }

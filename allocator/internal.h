@@ -55,12 +55,23 @@ struct mr_span {
 	void *free_list;		/* slab: locally freed objects (not the bin's) */
 	struct mr_tcache *owner;	/* slab: the cache that allocates from it */
 	uint32_t site;			/* large: site id (0 = unknown) */
-	uint32_t pad;
+	uint32_t freed_ms;		/* free head with MR_FREE_DIRTY: when freed (ms, wraps) */
 };
 
 #define MR_SLAB_PARTIAL 1u		/* in its bin's partial list */
 #define MR_SLAB_CURRENT 2u		/* its bin's current slab */
-#define MR_HUGE_ZEROED 1u		/* huge head: every page still reads zero */
+#define MR_SPAN_ZEROED 1u		/* large or huge head: every page read zero when
+					 * handed out (calloc need not clear it) */
+/* A free block's state, in its head's flags. No flag (a fresh descriptor, or one
+ * purged with its region, reads zero) means clean: every page reads zero. Blocks
+ * merge to the union of their flags and split into parts that inherit them. */
+#define MR_FREE_UNCLEAN 4u		/* may hold non-zero bytes: used since it was
+					 * clean, or purged with MADV_FREE (never clean) */
+#define MR_FREE_DIRTY 8u		/* freed with its data, not purged yet */
+/* Free blocks of this order and up (64 KiB) are purged once free for the decay
+ * delay: every free span of 64 KiB or more is one or more of them (a span of 2^k
+ * pages or more starts 2^k-aligned), and every free run of 124 KiB holds one. */
+#define MR_PURGE_ORDER 4
 
 enum mr_region_state { MR_REGION_UNUSED, MR_REGION_ACTIVE, MR_REGION_HUGE };
 
@@ -76,6 +87,7 @@ struct mr_region_info {
 	uint8_t touched;		/* ever held data */
 	uint64_t empty_since_ns;
 	uint64_t committed;		/* commit chunks (2^chunk_order pages) made writable */
+	uint64_t runs_due_ns;		/* the first of its dirty free blocks is due then */
 };
 
 struct mr_heap;
@@ -92,6 +104,11 @@ struct mr_heap_ops {
 	 * likes); returns the new count, the old one if @want is beyond what it could
 	 * ever reach, 0 if it cannot grow any more (nothing changed). */
 	uint32_t (*grow)(struct mr_heap *h, uint32_t want);
+	/* Optional. Give the free pages [page, page + npages) of one region back to the
+	 * OS, not their descriptors: MADV_DONTNEED (they read zero after), or with
+	 * @lazy MADV_FREE (the kernel takes them only under pressure; they keep their
+	 * data until then). */
+	void (*purge_pages)(struct mr_heap *h, uint32_t page, uint32_t npages, bool lazy);
 };
 
 /* struct mr_heap - the region-sorted buddy heap over [base, base + nregions regions).
@@ -114,6 +131,16 @@ struct mr_heap {
 	uint64_t decay_ns, next_decay_ns;
 	uint64_t used_pages, peak_pages;
 	uint64_t purges, regions_opened;
+	/* Free runs of regions still in use: regions with dirty free blocks (freed, not
+	 * purged yet) in a bitmap, each due at its runs_due_ns, the first at runs_due_ns. */
+	uint32_t nruns_pending;
+	uint32_t lazy_purge;		/* the decay purges with MADV_FREE (MEMREG_MADV_FREE) */
+	uint64_t runs_due_ns;
+	uint64_t runs_pending[MR_REGION_WORDS];
+	uint64_t runs_purged_pages;	/* pages of free blocks given back, decay and trim */
+	/* Regions whose stats changed since the export last read them (stats.c). */
+	uint64_t changed[MR_REGION_WORDS];
+	uint64_t changed_summary;
 	const struct mr_heap_ops *ops;
 	uint64_t bitmap[MR_ORDERS][MR_REGION_WORDS];
 	uint64_t summary[MR_ORDERS];
@@ -147,8 +174,11 @@ uint32_t mr_buddy_alloc_huge(struct mr_heap *h, uint32_t nregions, uint32_t alig
 void mr_buddy_free_huge(struct mr_heap *h, uint32_t page) MR_HIDDEN;
 bool mr_buddy_grow_huge(struct mr_heap *h, uint32_t page, uint32_t new_nregions) MR_HIDDEN;
 void mr_buddy_shrink_huge(struct mr_heap *h, uint32_t page, uint32_t new_nregions) MR_HIDDEN;
-/* Return entirely free regions whose decay delay has passed to the OS. */
-void mr_buddy_decay(struct mr_heap *h, bool force) MR_HIDDEN;
+/* Give back to the OS what has been free for the decay delay: entirely free regions
+ * (pages and descriptors) and the free blocks of MR_PURGE_ORDER and up of the others;
+ * with @force all of it at once, free blocks of any size and MADV_FREE'd ones
+ * included (malloc_trim). Returns the pages given back. */
+uint64_t mr_buddy_decay(struct mr_heap *h, bool force) MR_HIDDEN;
 /* Check every invariant; returns NULL or a description of the first violation. */
 const char *mr_buddy_check(const struct mr_heap *h) MR_HIDDEN;
 /* Region lookup of the lowest (or highest) region with a free block of order >= k;
@@ -191,6 +221,7 @@ enum mr_opt_type { MR_OPT_BOOL, MR_OPT_SIZE, MR_OPT_U64, MR_OPT_PATH };
 #define MR_OPTIONS(X) \
 	X(region_size, "REGION_SIZE", MR_OPT_SIZE, 64 << 20, 0) \
 	X(decay_ms, "DECAY_MS", MR_OPT_U64, 1000, 0) \
+	X(madv_free, "MADV_FREE", MR_OPT_BOOL, 0, 0) \
 	X(show_stats, "SHOW_STATS", MR_OPT_BOOL, 0, 0) \
 	X(export_stats, "EXPORT_STATS", MR_OPT_BOOL, 0, 0) \
 	X(profile, "PROFILE", MR_OPT_PATH, 0, 0) \
@@ -208,17 +239,25 @@ struct mr_option {
 	uint64_t def;
 	bool secure;
 	uint64_t value;		/* numbers and booleans */
-	const char *str;	/* paths: points into environ */
+	const char *str;	/* the value given, if valid: points into environ */
 };
 extern struct mr_option mr_options[NR_MR_OPT] MR_HIDDEN;
-/* Read the options from @envp (environ) without allocating. @secure: AT_SECURE.
- * A bad value is reported once through @warn and the default is kept. */
+/* Read the options from @envp (environ) without allocating. @secure: AT_SECURE (every
+ * MEMREG_* variable ignored, nothing said). A bad value is reported once through @warn
+ * (name, value) and the default is kept; an unknown MEMREG_* variable that is not one
+ * of memreg's tools' too through @warn("NAME=value", NULL). */
 void mr_options_load(char **envp, bool secure,
 		     void (*warn)(const char *name, const char *value)) MR_HIDDEN;
+/* Open the file of an output path option (MEMREG_SITE_MAP) for writing: @pattern with
+ * %p the pid and %% a %, expanded into @path (@len bytes), no symlink followed, mode
+ * 0600, truncated. Without %p the file is every process's: a forked child never
+ * writes it, nor does a process when another one wrote it since this one started
+ * (then -2: write nothing, say nothing). The fd, or -1 with errno set. */
+int mr_option_open_output(const char *pattern, char *path, size_t len) MR_HIDDEN;
 /* Parse one value; 0 on success, -1 if invalid. Exposed for the tests. */
 int mr_option_parse(enum mr_opt_type type, const char *s, uint64_t *out) MR_HIDDEN;
 #define MR_OPT(id) (mr_options[MR_OPT_##id].value)
-#define MR_OPT_STR(id) (mr_options[MR_OPT_##id].str)
+#define MR_OPT_STR(id) (mr_options[MR_OPT_##id].str)	/* NULL if not given */
 
 /* "fmt.c": formatting without stdio (stdio may allocate). */
 char *mr_fmt_u64(char *buf, uint64_t v) MR_HIDDEN;	/* returns the end of the digits */

@@ -4,8 +4,10 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <malloc.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -456,12 +458,14 @@ MR_EXPORT void *calloc(size_t n, size_t size)
 		return NULL;
 	}
 	p = alloc_fast(total, RET);
-	/* Huge spans made of fresh or purged regions are already zero; a slab (at
-	 * most MR_SMALL_MAX) never is huge, so its span is not looked up. */
+	/* Large and huge spans of pages fresh from mmap or purged with MADV_DONTNEED are
+	 * already zero (the page heap says so in the head: MR_SPAN_ZEROED), and stay
+	 * untouched; a slab (at most MR_SMALL_MAX) is not looked up. */
 	if (p) {
 		const struct mr_span *s = total > MR_SMALL_MAX && mr_in_arena(p) ? mr_span_of(p) : NULL;
 
-		if (!s || s->kind != MR_SPAN_HUGE || !(s->flags & MR_HUGE_ZEROED))
+		if (!s || (s->kind != MR_SPAN_HUGE && s->kind != MR_SPAN_LARGE) ||
+		    !(s->flags & MR_SPAN_ZEROED))
 			memset(p, 0, total);
 	}
 	return p;
@@ -531,13 +535,161 @@ MR_EXPORT size_t malloc_usable_size(void *p)
 	return usable_size(p);
 }
 
+/* glibc's contract: 1 if memory was given back to the OS, 0 if there was none. */
 MR_EXPORT int malloc_trim(size_t pad)
 {
 	(void)pad;
-	if (mr_ready())
-		mr_heap_trim();
-	return 1;
+	return mr_ready() && mr_heap_trim();
 }
+
+/* ---- mallinfo2, mallinfo, malloc_stats, malloc_info: libmemreg's heap ----
+ * glibc's fields, filled from the page heap (mr_stats_totals): arena = the regions
+ * opened for spans and slabs, uordblks = pages of live spans and slabs in them,
+ * fordblks = the rest of those regions, ordblks = their free blocks, hblks/hblkhd =
+ * runs of whole regions (glibc's mmapped chunks), keepcost = free pages not clean
+ * (what malloc_trim would give back); the fast-bin fields are 0. Small objects count
+ * by their slabs' pages. If libmemreg could not set up, glibc's own answer. Not in
+ * the fuzz and sanitizer builds (MR_NO_ALIASES): the sanitizers have their own. */
+#ifndef MR_NO_ALIASES
+
+static void *glibc_sym(const char *name)
+{
+	resolve_glibc();
+	return dlsym(RTLD_NEXT, name);
+}
+
+static struct mallinfo2 info_of(const struct mr_heap_totals *t)
+{
+	struct mallinfo2 mi;
+
+	memset(&mi, 0, sizeof(mi));
+	mi.arena = t->active_bytes;
+	mi.ordblks = t->free_blocks;
+	mi.hblks = t->huge_runs;
+	mi.hblkhd = t->huge_bytes;
+	mi.uordblks = t->used_bytes;
+	mi.fordblks = t->active_bytes - t->used_bytes;
+	mi.keepcost = t->releasable_bytes;
+	return mi;
+}
+
+MR_EXPORT struct mallinfo2 mallinfo2(void)
+{
+	struct mr_heap_totals t;
+
+	if (!mr_ready()) {
+		struct mallinfo2 (*g)(void) = (struct mallinfo2 (*)(void))glibc_sym("mallinfo2");
+		struct mallinfo2 none;
+
+		if (g)
+			return g();
+		memset(&none, 0, sizeof(none));
+		return none;
+	}
+	mr_stats_totals(&t);
+	return info_of(&t);
+}
+
+static int clamp_int(size_t v)
+{
+	return v > INT_MAX ? INT_MAX : (int)v;
+}
+
+/* The old int fields: saturated at INT_MAX (glibc's wrap instead). */
+MR_EXPORT struct mallinfo mallinfo(void)
+{
+	struct mallinfo2 m2 = mallinfo2();
+	struct mallinfo mi;
+
+	mi.arena = clamp_int(m2.arena);
+	mi.ordblks = clamp_int(m2.ordblks);
+	mi.smblks = clamp_int(m2.smblks);
+	mi.hblks = clamp_int(m2.hblks);
+	mi.hblkhd = clamp_int(m2.hblkhd);
+	mi.usmblks = clamp_int(m2.usmblks);
+	mi.fsmblks = clamp_int(m2.fsmblks);
+	mi.uordblks = clamp_int(m2.uordblks);
+	mi.fordblks = clamp_int(m2.fordblks);
+	mi.keepcost = clamp_int(m2.keepcost);
+	return mi;
+}
+
+/* "name = value" with the value right-aligned in 10 columns, as glibc prints it. */
+static void put_line(const char *name, uint64_t v)
+{
+	char digits[24], line[40];
+	size_t n = (size_t)(mr_fmt_u64(digits, v) - digits), pad = n < 10 ? 10 - n : 0;
+
+	memset(line, ' ', pad);
+	memcpy(line + pad, digits, n);
+	memcpy(line + pad + n, "\n", 2);
+	mr_write_str(2, name);
+	mr_write_str(2, line);
+}
+
+MR_EXPORT void malloc_stats(void)
+{
+	struct mr_heap_totals t;
+	int e = errno;
+
+	if (!mr_ready()) {
+		void (*g)(void) = (void (*)(void))glibc_sym("malloc_stats");
+
+		if (g)
+			g();
+		errno = e;
+		return;
+	}
+	mr_stats_totals(&t);
+	mr_write_str(2, "Arena 0:\n");
+	put_line("system bytes     = ", t.active_bytes);
+	put_line("in use bytes     = ", t.used_bytes);
+	mr_write_str(2, "Total (incl. mmap):\n");
+	put_line("system bytes     = ", t.active_bytes + t.huge_bytes);
+	put_line("in use bytes     = ", t.used_bytes + t.huge_bytes);
+	put_line("max mmap regions = ", t.huge_runs);
+	put_line("max mmap bytes   = ", t.huge_bytes);
+	errno = e;
+}
+
+/* glibc's XML (version 1) with one heap; "max" is the peak of pages in use. */
+MR_EXPORT int malloc_info(int options, FILE *fp)
+{
+	struct mr_heap_totals t;
+	unsigned long long sys, rest;
+
+	if (options != 0)
+		return EINVAL;
+	if (!mr_ready()) {
+		int (*g)(int, FILE *) = (int (*)(int, FILE *))glibc_sym("malloc_info");
+
+		return g ? g(options, fp) : EINVAL;
+	}
+	mr_stats_totals(&t);
+	sys = t.active_bytes;
+	rest = t.active_bytes - t.used_bytes;
+	fprintf(fp, "<malloc version=\"1\">\n<heap nr=\"0\">\n<sizes>\n</sizes>\n"
+		"<total type=\"fast\" count=\"0\" size=\"0\"/>\n"
+		"<total type=\"rest\" count=\"%llu\" size=\"%llu\"/>\n"
+		"<system type=\"current\" size=\"%llu\"/>\n"
+		"<system type=\"max\" size=\"%llu\"/>\n"
+		"<aspace type=\"total\" size=\"%llu\"/>\n"
+		"<aspace type=\"mprotect\" size=\"%llu\"/>\n</heap>\n",
+		(unsigned long long)t.free_blocks, rest, sys,
+		(unsigned long long)t.peak_used_bytes, sys, sys);
+	fprintf(fp, "<total type=\"fast\" count=\"0\" size=\"0\"/>\n"
+		"<total type=\"rest\" count=\"%llu\" size=\"%llu\"/>\n"
+		"<total type=\"mmap\" count=\"%llu\" size=\"%llu\"/>\n"
+		"<system type=\"current\" size=\"%llu\"/>\n"
+		"<system type=\"max\" size=\"%llu\"/>\n"
+		"<aspace type=\"total\" size=\"%llu\"/>\n"
+		"<aspace type=\"mprotect\" size=\"%llu\"/>\n</malloc>\n",
+		(unsigned long long)t.free_blocks, rest, (unsigned long long)t.huge_runs,
+		(unsigned long long)t.huge_bytes, sys + t.huge_bytes,
+		(unsigned long long)t.peak_used_bytes, sys + t.huge_bytes, sys + t.huge_bytes);
+	return 0;
+}
+#endif
 
 #ifndef MR_NO_ALIASES	/* the fuzz build renames the family and has no aliases */
 /* copy(): the alias carries its target's attributes (GCC; clang has no need). */
@@ -610,4 +762,26 @@ MR_EXPORT int memreg_class_of(const void *p)
 	if (!p || !mr_in_arena(p))
 		return -EINVAL;
 	return mr_span_of(p)->temp;
+}
+
+MR_EXPORT int memreg_get_stats(struct memreg_stats *st, size_t size)
+{
+	struct mr_heap_totals t;
+	struct memreg_stats all;
+
+	if (!st)
+		return -EINVAL;
+	mr_ready();
+	mr_stats_totals(&t);
+	all.region_bytes = t.region_bytes;
+	all.regions_live = t.regions_live;
+	all.used_bytes = t.used_bytes + t.huge_bytes;
+	all.peak_used_bytes = t.peak_used_bytes;
+	all.huge_bytes = t.huge_bytes;
+	all.free_bytes = t.active_bytes - t.used_bytes;
+	all.releasable_bytes = t.releasable_bytes;
+	all.purged_bytes = t.runs_purged_bytes;
+	all.glibc_fallbacks = t.glibc_fallbacks;
+	memcpy(st, &all, size < sizeof(all) ? size : sizeof(all));
+	return 0;
 }

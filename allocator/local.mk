@@ -10,10 +10,23 @@ libmemreg_la_SOURCES = \
 libmemreg_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -fno-semantic-interposition \
 	-fno-builtin-malloc -fno-builtin-free -fno-builtin-calloc -fno-builtin-realloc \
 	-ftls-model=initial-exec -O2
-libmemreg_la_LDFLAGS = -module -avoid-version -shared \
+# libmemreg.so.1 (-version-info current:revision:age; the SONAME is current - age):
+# bump current and age for added interfaces, current only (age 0) for removed ones.
+libmemreg_la_LDFLAGS = -version-info 1:0:0 -shared \
 	-Wl,--version-script=$(top_srcdir)/allocator/libmemreg.map -Wl,-z,nodelete -Wl,--as-needed
 libmemreg_la_LIBADD =
 EXTRA_DIST += allocator/libmemreg.map
+
+# pkg-config: `pkg-config --cflags --libs memreg` for memreg.h and -lmemreg.
+pkgconfigdir = $(libdir)/pkgconfig
+pkgconfig_DATA = allocator/memreg.pc
+allocator/memreg.pc: allocator/memreg.pc.in Makefile
+	@mkdir -p allocator
+	$(AM_V_GEN)sed -e 's|@prefix[@]|$(prefix)|g' -e 's|@exec_prefix[@]|$(exec_prefix)|g' \
+		-e 's|@libdir[@]|$(libdir)|g' -e 's|@includedir[@]|$(includedir)|g' \
+		-e 's|@VERSION[@]|$(PACKAGE_VERSION)|g' $(srcdir)/allocator/memreg.pc.in >$@
+EXTRA_DIST += allocator/memreg.pc.in
+CLEANFILES += allocator/memreg.pc
 
 # Tests: cmocka unit tests of the internals (sources compiled in, no preload), the
 # stress programs and real programs under LD_PRELOAD (tests/alloc/*.sh).
@@ -26,7 +39,7 @@ tests_alloc_test_buddy_LDADD = $(CMOCKA_LIBS)
 tests_alloc_test_sizeclass_SOURCES = tests/alloc/test-sizeclass.c allocator/sizeclass.c
 tests_alloc_test_sizeclass_CFLAGS = $(MR_ALLOC_TEST_CFLAGS)
 tests_alloc_test_sizeclass_LDADD = $(CMOCKA_LIBS)
-tests_alloc_test_options_SOURCES = tests/alloc/test-options.c allocator/options.c
+tests_alloc_test_options_SOURCES = tests/alloc/test-options.c allocator/options.c allocator/fmt.c
 tests_alloc_test_options_CFLAGS = $(MR_ALLOC_TEST_CFLAGS)
 tests_alloc_test_options_LDADD = $(CMOCKA_LIBS)
 TESTS += tests/alloc/test-buddy tests/alloc/test-sizeclass tests/alloc/test-options
@@ -39,15 +52,19 @@ check_PROGRAMS += tests/alloc/safety
 tests_alloc_safety_SOURCES = tests/alloc/safety.c
 tests_alloc_safety_CFLAGS = $(AM_CFLAGS) -fno-builtin
 tests_alloc_safety_LDADD = -ldl -lpthread
+check_PROGRAMS += tests/alloc/memory
+tests_alloc_memory_SOURCES = tests/alloc/memory.c
+tests_alloc_memory_CFLAGS = $(AM_CFLAGS) -fno-builtin
+tests_alloc_memory_LDADD = -ldl
 check_PROGRAMS += tests/alloc/sites-prog
 tests_alloc_sites_prog_SOURCES = tests/alloc/sites-prog.c
 tests_alloc_sites_prog_CFLAGS = $(AM_CFLAGS) -fno-builtin
 tests_alloc_sites_prog_LDADD =
 TESTS += tests/alloc/stress.sh tests/alloc/safety.sh tests/alloc/sites.sh tests/alloc/alloc-stats.sh tests/alloc/realprog-tools.sh \
-	tests/alloc/realprog-python.sh
+	tests/alloc/realprog-python.sh tests/alloc/memory.sh tests/alloc/packaging.sh
 endif
 EXTRA_DIST += tests/alloc/preload.sh tests/alloc/stress.sh tests/alloc/safety.sh tests/alloc/sites.sh tests/alloc/alloc-stats.sh tests/alloc/realprog-tools.sh \
-	tests/alloc/realprog-python.sh
+	tests/alloc/realprog-python.sh tests/alloc/memory.sh tests/alloc/packaging.sh tests/alloc/api-prog.c
 
 tools_memregctl_SOURCES += tools/cmd-alloc-stats.c
 

@@ -2,7 +2,12 @@
  * itself so nothing allocates before the allocator is ready. */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "allocator/internal.h"
 
@@ -71,6 +76,30 @@ int mr_option_parse(enum mr_opt_type type, const char *s, uint64_t *out)
 	return -1;
 }
 
+/* MEMREG_* variables of memreg's tools and tests, not options of the allocator: a
+ * program run under libmemreg may well have them, so they are not warned about. */
+static const char *const other_vars[] = {
+	"MEMREG_ROOT", "MEMREG_STATE_DIR", "MEMREG_DATADIR", "MEMREG_LIB",
+	"MEMREG_BENCH_CACHE", "MEMREG_LAB_CACHE", "MEMREG_ALLOC_BENCH",
+	"MEMREG_UPDATE_EXPECTED",
+};
+
+/* Whether @entry ("NAME=value") names one of @names. */
+static bool named(const char *entry, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(names[i]);
+
+		if (strncmp(entry, names[i], len) == 0 && entry[len] == '=')
+			return true;
+	}
+	return false;
+}
+
+/* The process that read the options, and when (for mr_option_open_output). */
+static long output_owner;
+static struct timespec output_since;
+
 void mr_options_load(char **envp, bool secure, void (*warn)(const char *name, const char *value))
 {
 	char **e;
@@ -98,11 +127,77 @@ void mr_options_load(char **envp, bool secure, void (*warn)(const char *name, co
 					warn(o->env, *e + n + 1);
 				break;
 			}
-			if (o->type == MR_OPT_PATH)
-				o->str = *e + n + 1;
-			else
+			o->str = *e + n + 1;	/* what was given, for later messages */
+			if (o->type != MR_OPT_PATH)
 				o->value = v;
 			break;
 		}
+		/* A misspelt option would silently do nothing: say so, once (the
+		 * options are read once a process). Not in a secure process. */
+		if (i == NR_MR_OPT && !secure && warn &&
+		    !named(*e, other_vars, sizeof(other_vars) / sizeof(other_vars[0])))
+			warn(*e, NULL);
 	}
+	if (MR_OPT_STR(site_map)) {
+		output_owner = (long)getpid();
+		clock_gettime(CLOCK_REALTIME, &output_since);
+	}
+}
+
+int mr_option_open_output(const char *pattern, char *path, size_t len)
+{
+	long pid = (long)getpid();
+	bool per_process = false;
+	size_t n = 0;
+	struct stat st;
+	int fd;
+
+	for (const char *p = pattern; *p; p++) {
+		char piece[24] = { *p, '\0' };
+
+		if (p[0] == '%' && p[1] == 'p') {
+			mr_fmt_u64(piece, (uint64_t)pid);
+			per_process = true;
+			p++;
+		} else if (p[0] == '%' && p[1] == '%') {
+			p++;
+		}
+		if (n + strlen(piece) >= len) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		memcpy(path + n, piece, strlen(piece) + 1);
+		n += strlen(piece);
+	}
+	if (n == 0) {
+		errno = ENOENT;
+		return -1;
+	}
+	/* One file for every process with the variable: a forked child has the
+	 * parent's options and would overwrite its file. */
+	if (!per_process && pid != output_owner)
+		return -2;
+	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	/* Written by another process since this one started (a child that exec'd and
+	 * exited first, or the parent): the first one's stays. */
+	if (!per_process && st.st_size > 0 &&
+	    (st.st_mtim.tv_sec > output_since.tv_sec ||
+	     (st.st_mtim.tv_sec == output_since.tv_sec && st.st_mtim.tv_nsec >= output_since.tv_nsec))) {
+		close(fd);
+		return -2;
+	}
+	if ((st.st_mode & 077) && st.st_uid == geteuid())
+		fchmod(fd, 0600);
+	if (ftruncate(fd, 0) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }

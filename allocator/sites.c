@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
@@ -507,13 +508,19 @@ void mr_site_map_write(const char *path)
 	const struct mr_heap *h = &mr_heap;
 	uint32_t r, sid, page, end;
 
+	static char name[4096];
+
 	if (!mr_site_ids)
 		return;
-	w.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	w.fd = mr_option_open_output(path, name, sizeof(name));
+	if (w.fd == -2)
+		return;		/* another process's file (see mr_option_open_output) */
 	if (w.fd < 0) {
+		int e = errno;
+
 		mr_write_str(2, "libmemreg: cannot write MEMREG_SITE_MAP ");
-		mr_write_str(2, path);
-		mr_write_str(2, "\n");
+		mr_write_str(2, e == ENAMETOOLONG ? path : name);
+		mr_write_str(2, e == ELOOP ? ": a symbolic link\n" : "\n");
 		return;
 	}
 	w.n = 0;

@@ -16,6 +16,7 @@
 
 static struct mr_alloc_stats_file *export_map;
 static int export_pending;	/* a forked child exports on its first heap change */
+static int export_full;		/* the next publish fills every entry (a new export) */
 static void export_open_locked(void);
 static size_t export_bytes;
 static int export_fd = -1;
@@ -23,13 +24,14 @@ static long export_pid;
 static _Atomic uint64_t glibc_fallbacks;
 static int disabled;
 
-/* Fill @f from the heap; the caller holds the heap lock. */
-static void collect(struct mr_alloc_stats_file *f, uint32_t max_regions)
+/* The counters that are not sums over regions (a few reads; nnodes is 1 but on
+ * NUMA machines); the caller holds the heap lock. */
+static void collect_header(struct mr_alloc_stats_file *f)
 {
 	const struct mr_heap *h = &mr_heap;
 	uint64_t page = MR_PAGE_SIZE;
-	uint32_t r, n = h->nregions < max_regions ? h->nregions : max_regions;
-	struct mr_tcache *tc;
+	struct mr_tcache *tc = mr_all_caches();
+	uint32_t r;
 
 	f->region_bytes = page << h->region_order;
 	f->regions = h->nregions;
@@ -46,24 +48,73 @@ static void collect(struct mr_alloc_stats_file *f, uint32_t max_regions)
 		f->hot_regions += h->hot_top[r] - h->node_lo[r];
 		f->cold_regions += h->node_hi[r] - h->cold_bottom[r];
 	}
+	/* The shared cache (id 0) and every cache made since, ids 1, 2...: the newest
+	 * is first in the list. */
+	f->thread_caches = tc ? (uint64_t)tc->id + 1 : 0;
+}
+
+/* Region @r's entry, and the live/empty counts moved from its old entry to the new
+ * one (an incremental publish); the caller holds the heap lock. */
+static void collect_region(struct mr_alloc_stats_file *f, uint32_t r)
+{
+	const struct mr_region_info *ri = &mr_heap.regions[r];
+	struct mr_alloc_stats_region *e = &f->region[r];
+
+	f->regions_live -= e->used_bytes != 0;
+	f->regions_empty -= !e->used_bytes && e->state == MR_REGION_ACTIVE;
+	e->used_bytes = (uint64_t)ri->used_pages * MR_PAGE_SIZE;
+	e->peak_bytes = (uint64_t)ri->peak_pages * MR_PAGE_SIZE;
+	e->state = ri->state;
+	e->flags = (ri->purged ? MR_ALLOC_REGION_PURGED : 0) |
+		   (ri->pending ? MR_ALLOC_REGION_PENDING : 0) |
+		   (ri->touched ? MR_ALLOC_REGION_TOUCHED : 0);
+	f->regions_live += e->used_bytes != 0;
+	f->regions_empty += !e->used_bytes && e->state == MR_REGION_ACTIVE;
+}
+
+/* Fill @f from the whole heap, its first @max_regions entries too; the caller holds
+ * the heap lock. */
+static void collect(struct mr_alloc_stats_file *f, uint32_t max_regions)
+{
+	const struct mr_heap *h = &mr_heap;
+	uint32_t r, n = h->nregions < max_regions ? h->nregions : max_regions;
+
+	collect_header(f);
 	f->regions_live = f->regions_empty = 0;
-	f->thread_caches = 0;
-	for (tc = mr_all_caches(); tc; tc = tc->next_all)
-		f->thread_caches++;
 	for (r = 0; r < h->nregions; r++) {
 		const struct mr_region_info *ri = &h->regions[r];
 
-		if (ri->used_pages)
-			f->regions_live++;
-		else if (ri->state == MR_REGION_ACTIVE)
-			f->regions_empty++;
 		if (r < n) {
-			f->region[r].used_bytes = (uint64_t)ri->used_pages * page;
-			f->region[r].peak_bytes = (uint64_t)ri->peak_pages * page;
-			f->region[r].state = ri->state;
-			f->region[r].flags = (ri->purged ? MR_ALLOC_REGION_PURGED : 0) |
-					     (ri->pending ? MR_ALLOC_REGION_PENDING : 0) |
-					     (ri->touched ? MR_ALLOC_REGION_TOUCHED : 0);
+			memset(&f->region[r], 0, sizeof(f->region[r]));
+			collect_region(f, r);
+		} else if (ri->used_pages) {
+			f->regions_live++;
+		} else if (ri->state == MR_REGION_ACTIVE) {
+			f->regions_empty++;
+		}
+	}
+}
+
+/* The regions the page heap changed since the last publish (mr_heap.changed): their
+ * entries only, so a page-heap operation costs the export a few writes, not a walk
+ * of every region under the heap lock. */
+static void collect_changed(struct mr_alloc_stats_file *f)
+{
+	struct mr_heap *h = &mr_heap;
+
+	collect_header(f);
+	while (h->changed_summary) {
+		uint32_t w = (uint32_t)__builtin_ctzll(h->changed_summary);
+		uint64_t bits = h->changed[w];
+
+		h->changed[w] = 0;
+		h->changed_summary &= h->changed_summary - 1;
+		while (bits) {
+			uint32_t r = w * 64 + (uint32_t)__builtin_ctzll(bits);
+
+			bits &= bits - 1;
+			if (r < f->nregions)
+				collect_region(f, r);
 		}
 	}
 }
@@ -81,7 +132,14 @@ void mr_stats_publish(void)
 	if (!f)
 		return;
 	__atomic_store_n(&f->seq, f->seq + 1, __ATOMIC_RELEASE);
-	collect(f, f->nregions);
+	if (MR_UNLIKELY(export_full)) {
+		export_full = 0;
+		memset(mr_heap.changed, 0, sizeof(mr_heap.changed));
+		mr_heap.changed_summary = 0;
+		collect(f, f->nregions);
+	} else {
+		collect_changed(f);
+	}
 	__atomic_store_n(&f->seq, f->seq + 1, __ATOMIC_RELEASE);
 }
 
@@ -92,6 +150,45 @@ void mr_stats_fallback(uint64_t n)
 	atomic_store_explicit(&glibc_fallbacks, n, memory_order_relaxed);
 	if (f)
 		__atomic_store_n(&f->glibc_fallbacks, n, __ATOMIC_RELAXED);
+}
+
+void mr_stats_totals(struct mr_heap_totals *t)
+{
+	const struct mr_heap *h = &mr_heap;
+	uint32_t r, k, p;
+
+	memset(t, 0, sizeof(*t));
+	t->glibc_fallbacks = atomic_load_explicit(&glibc_fallbacks, memory_order_relaxed);
+	if (!mr_arena_base)
+		return;
+	mr_heap_lock();
+	t->region_bytes = MR_PAGE_SIZE << h->region_order;
+	t->peak_used_bytes = h->peak_pages * MR_PAGE_SIZE;
+	t->runs_purged_bytes = h->runs_purged_pages * MR_PAGE_SIZE;
+	for (r = 0; r < h->nregions; r++) {
+		const struct mr_region_info *ri = &h->regions[r];
+
+		if (ri->used_pages)
+			t->regions_live++;
+		if (ri->state == MR_REGION_HUGE) {
+			t->huge_bytes += t->region_bytes;
+			t->huge_runs += ri->huge_regions != 0;
+			continue;
+		}
+		if (ri->state != MR_REGION_ACTIVE)
+			continue;
+		t->active_bytes += t->region_bytes;
+		t->used_bytes += (uint64_t)ri->used_pages * MR_PAGE_SIZE;
+		for (k = 0; k <= h->region_order; k++) {
+			for (p = ri->free_head[k]; p != MR_NONE; p = h->spans[p].next) {
+				t->free_blocks++;
+				if (k >= MR_PURGE_ORDER &&
+				    (h->spans[p].flags & (MR_FREE_UNCLEAN | MR_FREE_DIRTY)))
+					t->releasable_bytes += MR_PAGE_SIZE << k;
+			}
+		}
+	}
+	mr_heap_unlock();
 }
 
 /* A private copy of stderr: programs close theirs in atexit handlers (coreutils'
@@ -213,6 +310,7 @@ static void export_open_locked(void)
 	export_map->region_entry_bytes = sizeof(struct mr_alloc_stats_region);
 	export_map->nregions = mr_arena_max_regions;	/* the arena may grow to that */
 	export_map->pid = export_pid;
+	export_full = 1;
 }
 
 static void export_open(void)

@@ -4,6 +4,7 @@
 #define MEMREG_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,6 +28,22 @@ int memreg_set_thread_class(int cls);
 int memreg_site_set_class(const void *site_addr, int cls);
 /* The class an object of this allocator was placed as, or -EINVAL. */
 int memreg_class_of(const void *p);
+
+/* struct memreg_stats - the heap now, in bytes (man libmemreg.3). Later versions only
+ * add fields at the end: pass sizeof(struct memreg_stats) as @size. */
+struct memreg_stats {
+	uint64_t region_bytes;		/* bytes per region */
+	uint64_t regions_live;		/* regions holding live data */
+	uint64_t used_bytes;		/* pages of live spans, slabs and huge runs */
+	uint64_t peak_used_bytes;	/* the peak of used_bytes */
+	uint64_t huge_bytes;		/* of used_bytes, in runs of whole regions */
+	uint64_t free_bytes;		/* free pages of the regions in use */
+	uint64_t releasable_bytes;	/* of free_bytes, not given back yet: malloc_trim would */
+	uint64_t purged_bytes;		/* free runs given back to the OS so far */
+	uint64_t glibc_fallbacks;	/* allocations glibc's malloc served instead */
+};
+/* Fill the first @size bytes of *@st. Returns 0, or -EINVAL (@st NULL). */
+int memreg_get_stats(struct memreg_stats *st, size_t size);
 
 #ifdef __cplusplus
 }

@@ -275,6 +275,107 @@ static void test_decay(void **state)
 	free_heap(h);
 }
 
+/* Free runs of regions still in use: a free block of 16 pages and more is purged
+ * once free for the decay delay (not before, and not one of fewer pages), clean after
+ * MADV_DONTNEED (an allocation from it says MR_SPAN_ZEROED), never clean after
+ * MADV_FREE; a forced decay (malloc_trim) purges those too, once.
+ *   region 0 (64 pages): [a 0-15][b 16-31][c 32-35][e 36-39][free 40-63] */
+#define P_ORDER 6
+#define P_PPR (1u << P_ORDER)
+static uint32_t p_page, p_npages, p_calls;
+static bool p_lazy;
+
+static void p_purge(struct mr_heap *h, uint32_t r, uint32_t n)
+{
+	memset(&h->spans[r * P_PPR], 0, (size_t)n * P_PPR * sizeof(struct mr_span));
+}
+
+static void p_purge_pages(struct mr_heap *h, uint32_t page, uint32_t npages, bool lazy)
+{
+	(void)h;
+	p_page = page;
+	p_npages = npages;
+	p_lazy = lazy;
+	p_calls++;
+}
+
+static const struct mr_heap_ops p_ops = {
+	.commit = t_commit, .purge = p_purge, .now_ns = t_now, .purge_pages = p_purge_pages,
+};
+
+static void test_purge_runs(void **state)
+{
+	struct mr_heap *h = calloc(1, sizeof(*h));
+	struct mr_span *spans = calloc((size_t)4 * P_PPR, sizeof(*spans));
+	uint32_t a, b, c;
+
+	(void)state;
+	assert_non_null(h);
+	assert_non_null(spans);
+	fake_now = 5000000000u;
+	p_calls = 0;
+	mr_buddy_init(h, (char *)0x100000000, spans, P_ORDER, 4, 1000000000u, &p_ops);
+	a = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
+	b = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
+	c = mr_buddy_alloc(h, 4, 0, MR_TEMP_NORMAL);
+	assert_int_equal(mr_buddy_alloc(h, 4, 0, MR_TEMP_NORMAL), 36);	/* e: c's buddy */
+	assert_int_equal(a, 0);
+	assert_int_equal(b, 16);
+	assert_int_equal(c, 32);
+	assert_true(h->spans[b].flags & MR_SPAN_ZEROED);	/* fresh */
+	mr_buddy_free(h, b, 16);
+	mr_buddy_free(h, c, 4);
+	expect_ok(h, "two frees");
+	fake_now += 999999999u;
+	assert_int_equal(mr_buddy_decay(h, false), 0);
+	assert_int_equal(p_calls, 0);
+	fake_now += 1;
+	assert_int_equal(mr_buddy_decay(h, false), 16);	/* b, not c's 4 pages */
+	assert_int_equal(p_calls, 1);
+	assert_int_equal(p_page, 16);
+	assert_int_equal(p_npages, 16);
+	assert_false(p_lazy);
+	assert_int_equal(h->nruns_pending, 0);
+	expect_ok(h, "purged");
+	/* Purged with MADV_DONTNEED: clean, calloc need not clear it. */
+	b = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
+	assert_int_equal(b, 16);
+	assert_true(h->spans[b].flags & MR_SPAN_ZEROED);
+	/* Used, freed, purged with MADV_FREE: never clean. */
+	h->lazy_purge = 1;
+	mr_buddy_free(h, b, 16);
+	fake_now += 1000000000u;
+	assert_int_equal(mr_buddy_decay(h, false), 16);
+	assert_true(p_lazy);
+	assert_int_equal(mr_buddy_decay(h, false), 0);	/* nothing dirty left */
+	b = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
+	assert_int_equal(b, 16);
+	assert_false(h->spans[b].flags & MR_SPAN_ZEROED);
+	mr_buddy_free(h, b, 16);
+	fake_now += 1000000000u;
+	assert_int_equal(mr_buddy_decay(h, false), 16);
+	/* malloc_trim: the MADV_FREE'd block with MADV_DONTNEED, and c's 4 pages (the
+	 * decay leaves blocks under 16 pages), then nothing left to give back. */
+	p_calls = 0;
+	assert_int_equal(mr_buddy_decay(h, true), 16 + 4);
+	assert_int_equal(p_calls, 2);
+	assert_false(p_lazy);
+	assert_int_equal(mr_buddy_decay(h, true), 0);
+	b = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
+	assert_true(h->spans[b].flags & MR_SPAN_ZEROED);
+	/* A block freed later than its buddy: the merged block is due after the later. */
+	mr_buddy_free(h, b, 16);		/* [16, 32) at t */
+	fake_now += 500000000u;
+	mr_buddy_free(h, a, 16);		/* [0, 16) at t + 0.5 s: merge to [0, 32) */
+	fake_now += 600000000u;
+	assert_int_equal(mr_buddy_decay(h, false), 0);
+	fake_now += 400000000u;
+	assert_int_equal(mr_buddy_decay(h, false), 32);
+	expect_ok(h, "merged and purged");
+	free(h->spans);
+	free(h);
+}
+
 /* Regions split between two nodes: 0-3 node 0, 4-7 node 1. Each node's group fills
  * from its own bottom (hot) and top (cold); a full node falls back to the other. */
 static void test_nodes(void **state)
@@ -511,6 +612,7 @@ int main(void)
 		cmocka_unit_test(test_align_and_grow),
 		cmocka_unit_test(test_huge),
 		cmocka_unit_test(test_decay),
+		cmocka_unit_test(test_purge_runs),
 		cmocka_unit_test(test_nodes),
 		cmocka_unit_test(test_commit_failure),
 		cmocka_unit_test(test_grow_and_chunks),

@@ -6,7 +6,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -49,13 +55,17 @@ static void test_parse(void **state)
 }
 
 static unsigned warnings;
-static char last_warned[64];
+static char warned[256];	/* "name=value;" or "unknown name;" per warning */
 
 static void warn(const char *name, const char *value)
 {
-	(void)value;
+	size_t n = strlen(warned);
+
 	warnings++;
-	strncpy(last_warned, name, sizeof(last_warned) - 1);
+	if (value)
+		snprintf(warned + n, sizeof(warned) - n, "%s=%s;", name, value);
+	else
+		snprintf(warned + n, sizeof(warned) - n, "unknown %s;", name);
 }
 
 static void test_load(void **state)
@@ -63,21 +73,27 @@ static void test_load(void **state)
 	char *env[] = {
 		"PATH=/bin", "MEMREG_REGION_SIZE=128M", "MEMREG_DECAY_MS=oops",
 		"MEMREG_SHOW_STATS=yes", "MEMREG_PROFILE=/tmp/p", "MEMREG_REGION_SIZEX=1",
-		"MEMREG_UNKNOWN=1", NULL,
+		"MEMREG_UNKNOWN=1", "MEMREG_ROOT=/tmp/root", "MEMREG_STATE_DIR=/tmp/s", NULL,
 	};
 
 	(void)state;
 	warnings = 0;
+	warned[0] = '\0';
 	mr_options_load(env, false, warn);
 	assert_int_equal(MR_OPT(region_size), 128 << 20);
+	assert_string_equal(MR_OPT_STR(region_size), "128M");	/* kept for messages */
 	assert_int_equal(MR_OPT(decay_ms), mr_options[MR_OPT_decay_ms].def);
-	assert_int_equal(warnings, 1);
-	assert_string_equal(last_warned, "MEMREG_DECAY_MS");
+	assert_null(MR_OPT_STR(decay_ms));
+	/* The bad value with its value; misspelt and unknown names once each; the
+	 * tools' own variables (MEMREG_ROOT, MEMREG_STATE_DIR) not at all. */
+	assert_int_equal(warnings, 3);
+	assert_string_equal(warned, "MEMREG_DECAY_MS=oops;unknown MEMREG_REGION_SIZEX=1;"
+			    "unknown MEMREG_UNKNOWN=1;");
 	assert_int_equal(MR_OPT(show_stats), 1);
 	assert_string_equal(MR_OPT_STR(profile), "/tmp/p");
 	assert_null(MR_OPT_STR(site_map));
 	/* Loading again starts from the defaults. */
-	mr_options_load(env + 6, false, warn);
+	mr_options_load(env + 8, false, warn);
 	assert_int_equal(MR_OPT(region_size), 64 << 20);
 	assert_int_equal(MR_OPT(show_stats), 0);
 	assert_null(MR_OPT_STR(profile));
@@ -86,7 +102,7 @@ static void test_load(void **state)
 static void test_secure(void **state)
 {
 	char *env[] = { "MEMREG_PROFILE=/etc/shadow", "MEMREG_SHOW_STATS=1",
-			"MEMREG_REGION_SIZE=1M", "MEMREG_SITE_MAP=/tmp/x", NULL };
+			"MEMREG_REGION_SIZE=1M", "MEMREG_SITE_MAP=/tmp/x", "MEMREG_BOGUS=1", NULL };
 
 	(void)state;
 	warnings = 0;
@@ -98,12 +114,60 @@ static void test_secure(void **state)
 	assert_int_equal(warnings, 0);
 }
 
+/* MEMREG_SITE_MAP's file: %p is the pid, mode 0600, no symlink followed; without
+ * %p a forked child and a process that finds it written since it started leave it. */
+static void test_open_output(void **state)
+{
+	char dir[] = "/tmp/test-options.XXXXXX", pattern[128], path[128], want[128], link_path[160];
+	char *env[] = { pattern, NULL };
+	struct stat st;
+	int fd, status;
+	pid_t pid;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(pattern, sizeof(pattern), "MEMREG_SITE_MAP=%s/map.%%p.100%%%%", dir);
+	mr_options_load(env, false, warn);
+	fd = mr_option_open_output(MR_OPT_STR(site_map), path, sizeof(path));
+	assert_true(fd >= 0);
+	snprintf(want, sizeof(want), "%s/map.%ld.100%%", dir, (long)getpid());
+	assert_string_equal(path, want);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	close(fd);
+	unlink(path);
+	/* A symbolic link is not followed. */
+	snprintf(link_path, sizeof(link_path), "%s/map", dir);
+	assert_int_equal(symlink("/tmp/elsewhere-test-options", link_path), 0);
+	snprintf(pattern, sizeof(pattern), "MEMREG_SITE_MAP=%s/map", dir);
+	mr_options_load(env, false, warn);
+	errno = 0;
+	assert_int_equal(mr_option_open_output(MR_OPT_STR(site_map), path, sizeof(path)), -1);
+	assert_int_equal(errno, ELOOP);
+	unlink(link_path);
+	/* Without %p: the owner writes; a forked child does not. */
+	fd = mr_option_open_output(MR_OPT_STR(site_map), path, sizeof(path));
+	assert_true(fd >= 0);
+	pid = fork();
+	if (pid == 0)
+		_exit(mr_option_open_output(MR_OPT_STR(site_map), path, sizeof(path)) == -2 ? 0 : 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(status, 0);
+	/* Written since this process started (as by a child that exec'd): left alone. */
+	assert_int_equal(write(fd, "x\n", 2), 2);
+	close(fd);
+	assert_int_equal(mr_option_open_output(MR_OPT_STR(site_map), path, sizeof(path)), -2);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_load),
 		cmocka_unit_test(test_secure),
+		cmocka_unit_test(test_open_output),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,262 @@
+/* Memory programs for libmemreg, run under LD_PRELOAD by tests/alloc/memory.sh:
+ * memory MODE. What goes back to the OS (free runs after the decay delay, malloc_trim),
+ * what calloc leaves untouched, and mallinfo2/malloc_stats/malloc_info answering for
+ * libmemreg's heap. Exit 0 on success, 1 with a message on the first failure. */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FAIL(...) do { fprintf(stderr, "memory: " __VA_ARGS__); fputc('\n', stderr); exit(1); } while (0)
+#define MIB (1024.0 * 1024.0)
+
+/* Resident bytes of this process (statm's second field). */
+static double rss_mib(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long size, res;
+
+	if (!f || fscanf(f, "%lu %lu", &size, &res) != 2)
+		FAIL("cannot read /proc/self/statm");
+	fclose(f);
+	return (double)res * (double)sysconf(_SC_PAGESIZE) / MIB;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static int in_memreg(const void *p)
+{
+	int (*class_of)(const void *) = (int (*)(const void *))dlsym(RTLD_DEFAULT, "memreg_class_of");
+
+	if (!class_of)
+		FAIL("memreg_class_of not found: not run under libmemreg");
+	return class_of(p) >= 0;
+}
+
+/* 256 MiB of 64 KiB blocks, all written, 15 of 16 freed: 16 MiB stay live. */
+#define FRAG_BLOCKS 4096
+#define FRAG_BYTES (64u << 10)
+static void *frag[FRAG_BLOCKS];
+
+static void frag_make(void)
+{
+	for (int i = 0; i < FRAG_BLOCKS; i++) {
+		frag[i] = malloc(FRAG_BYTES);
+		if (!frag[i] || !in_memreg(frag[i]))
+			FAIL("malloc(64 KiB) #%d: %p", i, frag[i]);
+		memset(frag[i], 0x5a, FRAG_BYTES);
+	}
+	for (int i = 0; i < FRAG_BLOCKS; i++)
+		if (i % 16) {
+			free(frag[i]);
+			frag[i] = NULL;
+		}
+}
+
+static void frag_check(void)
+{
+	for (int i = 0; i < FRAG_BLOCKS; i += 16)
+		for (size_t j = 0; j < FRAG_BYTES; j += 512)
+			if (((unsigned char *)frag[i])[j] != 0x5a)
+				FAIL("live block %d changed at byte %zu", i, j);
+}
+
+/* malloc_trim(0) gives the free runs back: resident near the 16 MiB live; it says 1
+ * when it released memory, 0 when there was nothing left to release. */
+static int mode_trim(void)
+{
+	double before, after;
+	int r1, r2;
+
+	frag_make();
+	before = rss_mib();
+	r1 = malloc_trim(0);
+	after = rss_mib();
+	r2 = malloc_trim(0);
+	printf("trim: resident %.1f MiB before malloc_trim, %.1f MiB after; returned %d, then %d\n",
+	       before, after, r1, r2);
+	frag_check();
+	if (after > 40)
+		FAIL("after malloc_trim(0): %.1f MiB resident with 16 MiB live (want at most 40)", after);
+	if (r1 != 1 || r2 != 0)
+		FAIL("malloc_trim(0) returned %d then %d (want 1: released, then 0: nothing left)", r1, r2);
+	return 0;
+}
+
+/* Without malloc_trim: the free runs go back by themselves after MEMREG_DECAY_MS
+ * (checked on a page-heap operation, here one large malloc and free). */
+static int mode_decay(void)
+{
+	double before, after;
+	void *p;
+
+	frag_make();
+	before = rss_mib();
+	sleep_ms(400);		/* MEMREG_DECAY_MS=100 in memory.sh */
+	p = malloc(FRAG_BYTES);
+	free(p);
+	after = rss_mib();
+	printf("decay: resident %.1f MiB right after the frees, %.1f MiB after the delay\n", before, after);
+	frag_check();
+	if (after > 40)
+		FAIL("after the decay delay: %.1f MiB resident with 16 MiB live (want at most 40)", after);
+	return 0;
+}
+
+static void check_zero(const unsigned char *p, size_t n, const char *what)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			FAIL("%s: byte %zu of %zu is 0x%02x, not zero", what, i, n, p[i]);
+}
+
+/* calloc of fresh pages writes nothing (the kernel's zero pages stay unmapped), and
+ * returns zeros. */
+static int mode_calloc(void)
+{
+	size_t n = 48u << 20;
+	double before, after;
+	unsigned char *p;
+
+	free(malloc(100));	/* the arena is set up */
+	before = rss_mib();
+	p = calloc(1, n);
+	after = rss_mib();
+	printf("calloc: calloc(48 MiB) made %.2f MiB resident\n", after - before);
+	if (!p || !in_memreg(p))
+		FAIL("calloc(48 MiB): %p", (void *)p);
+	if (after - before > 2)
+		FAIL("calloc(48 MiB) of fresh pages: %.2f MiB became resident (want at most 2)",
+		     after - before);
+	check_zero(p, n, "calloc(48 MiB)");
+	free(p);
+	return 0;
+}
+
+/* A block written, freed and purged: with MADV_DONTNEED (the default) calloc of the
+ * same pages writes nothing again; with MADV_FREE (MEMREG_MADV_FREE=1) the pages keep
+ * their data until the kernel needs them (no memory pressure here), so calloc must
+ * clear them. Either way it returns zeros. */
+static int mode_calloc_purged(void)
+{
+	size_t n = 8u << 20;
+	double before, after, purged;
+	unsigned char *p, *q;
+	int lazy = getenv("MEMREG_MADV_FREE") != NULL;
+
+	free(malloc(100));
+	p = malloc(n);
+	if (!p || !in_memreg(p))
+		FAIL("malloc(8 MiB): %p", (void *)p);
+	memset(p, 0xa5, n);
+	before = rss_mib();
+	free(p);
+	sleep_ms(300);		/* MEMREG_DECAY_MS=100 */
+	free(malloc(64u << 10));	/* a page-heap operation: the decay runs */
+	purged = before - rss_mib();
+	before = rss_mib();
+	q = calloc(1, n);
+	after = rss_mib();
+	printf("calloc-purged (%s): the free gave back %.2f MiB; same pages %s, calloc(8 MiB) made "
+	       "%.2f MiB resident\n", lazy ? "MADV_FREE" : "MADV_DONTNEED", purged,
+	       q == p ? "yes" : "no", after - before);
+	if (q != p)
+		FAIL("calloc(8 MiB) after free(malloc(8 MiB)): %p, not the same pages %p", (void *)q,
+		     (void *)p);
+	check_zero(q, n, lazy ? "calloc after a MADV_FREE purge" : "calloc after a MADV_DONTNEED purge");
+	if (!lazy && purged < 7)
+		FAIL("free(8 MiB) and the decay delay gave back %.2f MiB (want at least 7)", purged);
+	if (!lazy && after - before > 1)
+		FAIL("calloc(8 MiB) of purged pages: %.2f MiB became resident (want at most 1)",
+		     after - before);
+	free(q);
+	return 0;
+}
+
+/* mallinfo2 and friends: printed for memory.sh to compare with alloc-stats. The
+ * program holds 3 large blocks and a huge one until the file @go exists. */
+static int mode_info(const char *go)
+{
+	void *a = malloc(1u << 20), *b = malloc(3u << 20), *c = malloc(100000);
+	void *h = malloc(200u << 20);
+	struct mallinfo2 mi;
+
+	if (!a || !b || !c || !h || !in_memreg(h))
+		FAIL("allocations failed");
+	memset(h, 1, 4096);
+	mi = mallinfo2();
+	printf("arena %zu\nordblks %zu\nhblks %zu\nhblkhd %zu\nuordblks %zu\nfordblks %zu\nkeepcost %zu\n",
+	       mi.arena, mi.ordblks, mi.hblks, mi.hblkhd, mi.uordblks, mi.fordblks, mi.keepcost);
+	fflush(stdout);
+	malloc_stats();
+	if (malloc_info(0, stdout) != 0)
+		FAIL("malloc_info(0, stdout) failed");
+	errno = 0;
+	if (malloc_info(1, stdout) != EINVAL)
+		FAIL("malloc_info(1, stdout) must return EINVAL");
+	/* Again, now that stdout has its buffer: nothing allocates from here on. */
+	mi = mallinfo2();
+	printf("final arena %zu hblks %zu hblkhd %zu uordblks %zu fordblks %zu\n", mi.arena,
+	       mi.hblks, mi.hblkhd, mi.uordblks, mi.fordblks);
+	fflush(stdout);
+	while (access(go, F_OK) != 0)
+		sleep_ms(50);
+	free(a);
+	free(b);
+	free(c);
+	free(h);
+	return 0;
+}
+
+/* Not a test: the CPU cost of one 40 KiB malloc+free (ns), for MEMREG_EXPORT_STATS. */
+static int mode_cost(void)
+{
+	struct timespec t0, t1;
+	long n = 200000;
+	volatile char *sink;
+
+	for (long i = 0; i < 1000; i++)
+		free(malloc(40u << 10));
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+	for (long i = 0; i < n; i++) {
+		sink = malloc(40u << 10);
+		free((void *)sink);
+	}
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+	printf("cost: %.0f ns per 40 KiB malloc+free\n",
+	       ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / (double)n);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *m = argc > 1 ? argv[1] : "";
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(m, "trim"))
+		return mode_trim();
+	if (!strcmp(m, "decay"))
+		return mode_decay();
+	if (!strcmp(m, "calloc"))
+		return mode_calloc();
+	if (!strcmp(m, "calloc-purged"))
+		return mode_calloc_purged();
+	if (!strcmp(m, "info") && argc > 2)
+		return mode_info(argv[2]);
+	if (!strcmp(m, "cost"))
+		return mode_cost();
+	fprintf(stderr, "usage: memory trim|decay|calloc|calloc-purged|info GOFILE|cost\n");
+	return 2;
+}

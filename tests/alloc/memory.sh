@@ -1,0 +1,70 @@
+#!/bin/sh
+# What libmemreg gives back to the OS and what it leaves untouched (tests/alloc/memory.c):
+# free runs after the decay delay and at malloc_trim (which says whether it released),
+# calloc of fresh or MADV_DONTNEED-purged pages without writing them, calloc after a
+# MADV_FREE purge returning zeros; mallinfo2, malloc_stats and malloc_info answering
+# for libmemreg's heap, with the numbers of `memregctl alloc-stats`.
+. "$top_srcdir/tests/alloc/preload.sh"
+CTL="$top_builddir/tools/memregctl"
+PROG="$top_builddir/tests/alloc/memory"
+tmp=$(mktemp -d) || exit 99
+trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+pid=
+status=0
+fail() {
+	echo "FAIL: $*" >&2
+	status=1
+}
+
+run() {
+	name=$1
+	shift
+	if run_preloaded "$tmp/$name.err" env MEMREG_DECAY_MS=100 "$@" >"$tmp/$name.out"; then
+		echo "ok: $name: $(cat "$tmp/$name.out")"
+	else
+		fail "$name: $(cat "$tmp/$name.out")"
+		grep -v '^  \|^libmemreg: stats' "$tmp/$name.err" >&2
+	fi
+}
+run trim "$PROG" trim
+run decay "$PROG" decay
+run calloc "$PROG" calloc
+run calloc-dontneed "$PROG" calloc-purged
+run calloc-madv-free MEMREG_MADV_FREE=1 "$PROG" calloc-purged
+
+# mallinfo2 & co. against the live export, while the program waits.
+LD_PRELOAD="$MEMREG_LIB" MEMREG_EXPORT_STATS=1 "$PROG" info "$tmp/go" >"$tmp/info.out" 2>"$tmp/info.err" &
+pid=$!
+i=0
+while ! grep -q '^final ' "$tmp/info.out" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+"$CTL" alloc-stats --json $pid >"$tmp/info.json" || fail "alloc-stats --json exited $?"
+"$CTL" alloc-stats $pid >"$tmp/info.txt" || fail "alloc-stats exited $?"
+touch "$tmp/go"
+wait $pid || fail "memory info exited $?"
+pid=
+set -- $(grep '^final ' "$tmp/info.out")
+arena=$3 hblks=$5 hblkhd=$7 uordblks=$9 fordblks=${11}
+json() { tr -d ' \n' <"$tmp/info.json" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
+used=$(json used_bytes)
+rb=$(json region_bytes)
+active=$(awk '$2 == "live" || $2 == "free" || $2 == "empty" || $2 == "decaying"' "$tmp/info.txt" | wc -l)
+huge=$(awk '$2 == "huge"' "$tmp/info.txt" | wc -l)
+[ -n "$used" ] && [ "$((uordblks + hblkhd))" = "$used" ] ||
+	fail "mallinfo2: uordblks $uordblks + hblkhd $hblkhd, alloc-stats used_bytes $used"
+[ "$hblkhd" = "$((huge * rb))" ] && [ "$hblks" = 1 ] && [ "$huge" = 4 ] ||
+	fail "mallinfo2: hblks $hblks hblkhd $hblkhd; alloc-stats: $huge huge regions of $rb bytes (want 1 run of 4)"
+[ "$arena" = "$((active * rb))" ] && [ "$((arena - uordblks))" = "$fordblks" ] ||
+	fail "mallinfo2: arena $arena fordblks $fordblks; alloc-stats: $active regions in use of $rb bytes"
+# The export is updated incrementally: its entries must add up to its totals.
+sum=$(tr -d ' \n' <"$tmp/info.json" | grep -o '"live_bytes":[0-9]*' | awk -F: '{ s += $2 } END { print s }')
+nlive=$(tr -d ' \n' <"$tmp/info.json" | grep -o '"live_bytes":[1-9][0-9]*' | wc -l)
+[ "$sum" = "$used" ] && [ "$nlive" = "$(json regions_live)" ] ||
+	fail "alloc-stats: region entries sum to $sum bytes in $nlive live regions; totals $used in $(json regions_live)"
+# malloc_stats on stderr, glibc's layout; malloc_info's XML.
+grep -A2 '^Total (incl. mmap):' "$tmp/info.err" | grep -q "^in use bytes     = *$used\$" ||
+	fail "malloc_stats: $(grep -A2 '^Total' "$tmp/info.err" | tail -1), want in use $used"
+grep -q "^max mmap bytes   = *$hblkhd\$" "$tmp/info.err" || fail "malloc_stats: no max mmap bytes $hblkhd"
+grep -q "^<total type=\"mmap\" count=\"1\" size=\"$hblkhd\"/>\$" "$tmp/info.out" ||
+	fail "malloc_info: no mmap total of $hblkhd bytes"
+[ $status -eq 0 ] && echo "ok: mallinfo2, malloc_stats, malloc_info = alloc-stats (used $used, huge $hblkhd, arena $arena)"
+exit $status
