@@ -231,9 +231,8 @@ int mr_cmd_evacuate(int argc, char **argv)
 		switch (c) {
 		case 'a': apply = true; break;
 		case 't':
-			if (mr_parse_duration_us(optarg, 1000000u, &timeout_us) || !timeout_us ||
-			    timeout_us > 86400ull * 1000000u)
-				return mr_cli_usage("evacuate", "--timeout: bad duration '%s'", optarg);
+			if (mr_cli_timeout_us("evacuate", optarg, &timeout_us))
+				return MR_EXIT_USAGE;
 			break;
 		case 'k': keep_going = true; break;
 		case 'F': forced = optarg; break;
