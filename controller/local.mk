@@ -45,13 +45,14 @@ tests_controller_test_plan_CFLAGS = $(MR_TEST_CFLAGS)
 tests_controller_test_plan_LDADD = libmrcontrol.la $(MR_TEST_LDADD)
 TESTS += tests/controller/test-plan
 TESTS += tests/controller/evacuate-cli.sh
+TESTS += tests/controller/evacuate-arbitration.sh
 check_PROGRAMS += tests/controller/test-action
 tests_controller_test_action_SOURCES = tests/controller/test-action.c
 tests_controller_test_action_CFLAGS = $(MR_TEST_CFLAGS)
 tests_controller_test_action_LDADD = libmrcontrol.la $(MR_TEST_LDADD)
 TESTS += tests/controller/test-action
 endif
-EXTRA_DIST += tests/controller/evacuate-cli.sh
+EXTRA_DIST += tests/controller/evacuate-cli.sh tests/controller/evacuate-arbitration.sh
 
 # libFuzzer target for the scheme parser (make fuzz; seeds: the examples in
 # tests/controller/schemes/).

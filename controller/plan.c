@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/proc.h"
 #include "common/root.h"
 #include "common/sys.h"
 #include "common/util.h"
@@ -1028,6 +1029,123 @@ static const char *rate_path(char *buf, size_t len)
 	if (slash)
 		snprintf(slash + 1, len - (size_t)(slash + 1 - buf), "move-rate");
 	return buf;
+}
+
+/* The evacuation marker beside the state file (a Linux path: read through the root). */
+static const char *evac_linux_path(char *buf, size_t len)
+{
+	const char *dir = getenv("MEMREG_STATE_DIR");
+
+	snprintf(buf, len, "%s/evacuating", dir && dir[0] ? dir : MR_LOCALSTATEDIR "/lib/memreg");
+	return buf;
+}
+
+int mr_plan_evacuation_begin(const struct mr_plan *plan, const unsigned *idx, unsigned n)
+{
+	char lpath[4200], path[4400], tmp[4500], boot[48];
+	uint64_t start = 0;
+	unsigned i;
+	FILE *f;
+	int ret;
+
+	if ((ret = mr_root_may_change("record a running evacuation", true)))
+		return ret;
+	if ((ret = mr_proc_starttime(getpid(), &start)))
+		return ret;
+	read_boot_id(boot, sizeof(boot));
+	if ((ret = mr_root_path(path, sizeof(path), evac_linux_path(lpath, sizeof(lpath)))))
+		return ret;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return mr_error(-errno, "%s: %s", tmp, strerror(errno));
+	fprintf(f, "pid=%ld\nstart=%" PRIu64 "\nboot_id=%s\nplan=%s\nregions=", (long)getpid(),
+		start, boot, plan->id);
+	for (i = 0; i < n && i < MR_PLAN_EVAC_MAX_REGIONS; i++)
+		fprintf(f, "%s%u", i ? "," : "", plan->regions[idx[i]].id);
+	fputc('\n', f);
+	if (fflush(f) || ferror(f)) {
+		fclose(f);
+		unlink(tmp);
+		return mr_error(-EIO, "%s: write failed", tmp);
+	}
+	fclose(f);
+	if (rename(tmp, path))
+		return mr_error(-errno, "%s: %s", path, strerror(errno));
+	return 0;
+}
+
+void mr_plan_evacuation_end(void)
+{
+	char lpath[4200], path[4400];
+
+	if (!mr_root_path(path, sizeof(path), evac_linux_path(lpath, sizeof(lpath))))
+		unlink(path);
+	mr_clear_error();
+}
+
+int mr_plan_evacuation_running(struct mr_plan_evacuation *ev)
+{
+	char lpath[4200], *data = NULL, *line, *save = NULL, boot[48] = "", now[48];
+	size_t len;
+	bool have_pid = false;
+	int ret = mr_root_read_file(evac_linux_path(lpath, sizeof(lpath)), 1u << 16, &data,
+				    &len);
+
+	memset(ev, 0, sizeof(*ev));
+	if (ret == -ENOENT) {
+		mr_clear_error();
+		return 0;
+	}
+	if (ret)
+		return ret;
+	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		uint64_t v;
+
+		if (strncmp(line, "pid=", 4) == 0 && !mr_parse_u64(line + 4, &v) && v &&
+		    v <= INT32_MAX) {
+			ev->pid = (long)v;
+			have_pid = true;
+		} else if (strncmp(line, "start=", 6) == 0 &&
+			   !mr_parse_u64(line + 6, &ev->starttime_ticks)) {
+			continue;
+		} else if (strncmp(line, "boot_id=", 8) == 0) {
+			snprintf(boot, sizeof(boot), "%s", line + 8);
+		} else if (strncmp(line, "plan=", 5) == 0) {
+			snprintf(ev->plan, sizeof(ev->plan), "%s", line + 5);
+		} else if (strncmp(line, "regions=", 8) == 0) {
+			char *tok, *s2 = NULL;
+
+			for (tok = strtok_r(line + 8, ",", &s2); tok && ev->nr_regions <
+			     MR_PLAN_EVAC_MAX_REGIONS; tok = strtok_r(NULL, ",", &s2)) {
+				if (mr_parse_u64(tok, &v) || v > UINT32_MAX)
+					break;
+				ev->regions[ev->nr_regions++] = (unsigned)v;
+			}
+		}
+	}
+	free(data);
+	if (!have_pid || !ev->plan[0])
+		return mr_error(-EINVAL, "%s: not an evacuation marker (pid=, plan= missing)",
+				lpath);
+	read_boot_id(now, sizeof(now));
+	if (!boot[0] || strcmp(boot, now) != 0 ||
+	    mr_proc_same((pid_t)ev->pid, ev->starttime_ticks)) {
+		mr_clear_error();
+		memset(ev, 0, sizeof(*ev));
+		return 0;	/* left by an evacuation that was killed, or another boot's */
+	}
+	return 1;
+}
+
+bool mr_plan_evacuation_has(const struct mr_plan_evacuation *ev, unsigned region)
+{
+	unsigned i;
+
+	for (i = 0; i < ev->nr_regions; i++)
+		if (ev->regions[i] == region)
+			return true;
+	return false;
 }
 
 int mr_plan_rate_save(uint64_t bytes, uint64_t elapsed_ns)

@@ -219,6 +219,34 @@ int mr_plan_measure_rate(int from, int to, uint64_t bytes, uint64_t *rate_bytes_
 int mr_plan_rate_save(uint64_t bytes, uint64_t elapsed_ns);
 int mr_plan_rate_load(uint64_t *rate_bytes_per_s, char *from_text, size_t len);
 
+/*
+ * struct mr_plan_evacuation - a running `memregctl evacuate --apply`, from its marker
+ * ("evacuating" beside the state file: pid, its start time, boot id, plan id, the
+ * plan's selected regions), so that a controller never targets those regions
+ * (arbitration). Written when the evacuation starts, removed when it ends; a marker
+ * left by a killed evacuation names a dead process (or another boot) and is ignored.
+ */
+#define MR_PLAN_EVAC_MAX_REGIONS 64
+struct mr_plan_evacuation {
+	long pid;
+	uint64_t starttime_ticks;
+	char plan[MR_PLAN_ID_LEN];
+	unsigned regions[MR_PLAN_EVAC_MAX_REGIONS];
+	unsigned nr_regions;
+};
+/* Write the marker for this process and the @n regions @plan->regions[@idx[i]]
+ * (atomically; needs the state-file lock's consent, never under a fixture root). */
+int mr_plan_evacuation_begin(const struct mr_plan *plan, const unsigned *idx, unsigned n);
+/* Remove this process's marker. */
+void mr_plan_evacuation_end(void);
+/*
+ * Is an evacuation running? 1 with @ev filled when the marker names this boot and a
+ * live process (the same one: pid and start time); 0 when there is no marker or it is
+ * stale; -errno (mr_error) for an unreadable or malformed one. Read through the root.
+ */
+int mr_plan_evacuation_running(struct mr_plan_evacuation *ev);
+bool mr_plan_evacuation_has(const struct mr_plan_evacuation *ev, unsigned region);
+
 /* The selected regions in evacuation order: @plan->regions indices, count returned. */
 unsigned mr_plan_order(const struct mr_plan *plan, unsigned *idx, unsigned max);
 

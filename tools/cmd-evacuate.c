@@ -287,6 +287,12 @@ int mr_cmd_evacuate(int argc, char **argv)
 		ret = mr_cli_fail("%s", mr_last_error());
 		goto out;
 	}
+	/* A running controller reads this and never targets these regions meanwhile. */
+	if (apply && mr_plan_evacuation_begin(&plan, idx, n)) {
+		ret = mr_cli_fail("%s", mr_last_error());
+		mr_block_state_unlock();
+		goto out;
+	}
 	pr.quiet = json;
 	pr.tty = !json && isatty(STDOUT_FILENO);
 	jregions = json_object_new_array();
@@ -372,6 +378,7 @@ failed:
 		/* The rate this machine took memory offline at, for the next plan. */
 		if (nr_offline && mr_plan_rate_save(moved, offline_ns))
 			mr_cli_warn("%s", mr_last_error());
+		mr_plan_evacuation_end();
 		mr_block_state_unlock();
 	}
 	if (json) {
