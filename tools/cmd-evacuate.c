@@ -467,8 +467,11 @@ int mr_cmd_evacuate(int argc, char **argv)
 		mr_block_plan_destroy(&bp);
 		continue;
 failed:
-		if (pr.tty)
+		/* the bar's line cleared before the error goes to stderr (the same tty) */
+		if (pr.tty) {
 			printf("\r\033[K");
+			fflush(stdout);
+		}
 		nr_failed++;
 		json_object_object_add(jr, "status", json_object_new_string(status));
 		json_object_object_add(jr, "error", json_object_new_string(err));
