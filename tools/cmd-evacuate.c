@@ -481,8 +481,9 @@ failed:
 			break;
 	}
 	if (apply) {
-		/* The rate this machine took memory offline at, for the next plan. */
-		if (nr_offline && mr_plan_rate_save(moved, offline_ns))
+		/* The rate this machine emptied regions at, for the next plan: its estimate
+		 * covers every byte, pre-moved or moved by the offline. */
+		if (nr_offline && mr_plan_rate_save(moved + premoved, offline_ns + premove_ns))
 			mr_cli_warn("%s", mr_last_error());
 		mr_plan_evacuation_end();
 		mr_block_state_unlock();
