@@ -1,6 +1,7 @@
 /* mr-touch: a lab test program. Allocates SIZE bytes (bound to NODE with MPOL_BIND
  * unless NODE is '-'), fills them with a pattern, prints "ready PID ADDR SIZE" and
- * waits: SIGUSR2 verifies the pattern and goes on waiting, SIGUSR1 or SIGTERM
+ * waits: SIGUSR2 verifies the pattern, asks move_pages where each page is ("where:
+ * N/M pages on node K, ... X not present") and goes on waiting, SIGUSR1 or SIGTERM
  * verifies and exits 0 when every byte is intact, 1 otherwise. */
 #include "config.h"
 
@@ -35,6 +36,41 @@ static int verify(const uint64_t *p, size_t words)
 	printf("mr-touch: verified %zu bytes intact\n", words * 8);
 	fflush(stdout);
 	return 0;
+}
+
+/* The process's own view of where its pages are (move_pages with no target nodes). */
+static void where(void *p, uint64_t bytes)
+{
+	uint64_t page = 4096, n = bytes / page, i, k, per[64] = { 0 }, other = 0;
+	void **pages = calloc(n, sizeof(*pages));
+	int *status = calloc(n, sizeof(*status));
+
+	if (!pages || !status) {
+		printf("mr-touch: where: out of memory\n");
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		pages[i] = (char *)p + i * page;
+	if (move_pages(0, n, pages, NULL, status, 0)) {
+		perror("mr-touch: move_pages");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if (status[i] >= 0 && status[i] < 64)
+			per[status[i]]++;
+		else
+			other++;
+	}
+	printf("mr-touch: where:");
+	for (k = 0; k < 64; k++)
+		if (per[k])
+			printf(" %llu/%llu pages on node %llu,", (unsigned long long)per[k],
+			       (unsigned long long)n, (unsigned long long)k);
+	printf(" %llu not present\n", (unsigned long long)other);
+	fflush(stdout);
+out:
+	free(pages);
+	free(status);
 }
 
 int main(int argc, char **argv)
@@ -78,6 +114,7 @@ int main(int argc, char **argv)
 			return 1;
 		if (sig == SIGUSR2) {
 			verify(p, words);
+			where(p, size);
 			continue;
 		}
 		return verify(p, words);
