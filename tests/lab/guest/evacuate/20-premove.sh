@@ -72,6 +72,10 @@ OFF=$(tr -d ' \n\t' </tmp/pm.json | sed -n 's/.*"bytes_moved":\([0-9]*\),"bytes_
 SEC=$(tr -d ' \n\t' </tmp/pm.json | sed -n 's/.*"premove_seconds":\([0-9.e+-]*\),.*/\1/p')
 echo "measured: pre-move $PRE bytes in $SEC s, offline $OFF bytes; evacuate took $((t1 - t0)) s wall"
 [ "${PRE:-0}" -ge $((IN2 + IN3 - 2 * mib)) ] || fail "the pre-move moved $PRE bytes, the processes had $((IN2 + IN3)) in the regions"
+for r in "$R2:$P2" "$R3:$P3"; do
+	left=$(where_bytes "${r##*:}" "${r%%:*}")
+	[ "$left" = 0 ] || fail "region ${r%%:*} still holds $left bytes of pid ${r##*:}"
+done
 
 verify_all 1
 for r in "2:$P2:$R2:$IN2:$ON1_2" "3:$P3:$R3:$IN3:$ON1_3"; do
@@ -82,8 +86,7 @@ EOR
 	now=${now:-0}
 	own=$(touch_node "$n" 1)
 	left=$(where_bytes "$pid" "$reg")
-	echo "after: pid $pid: $now bytes on node 1 by where (${on1:-0} before), $((${own:-0} * 4096)) of its buffer by its own move_pages; $left in region $reg"
-	[ "$left" = 0 ] || fail "region $reg still holds $left bytes of pid $pid"
+	echo "after: pid $pid: $now bytes on node 1 by where (${on1:-0} before), $((${own:-0} * 4096)) of its buffer by its own move_pages; $left in region $reg (blocks: $(block_states $(region_blocks "$reg")))"
 	# what was in the region is now on node 1, but for pages move_pages could not
 	# take (the offline moved those: at most a MiB); its stack and libraries' pages
 	# in the region are outside the buffer mr-touch asks about
