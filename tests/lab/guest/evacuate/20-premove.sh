@@ -8,6 +8,9 @@
 # none are left in the regions, and the data are intact. --undo brings the blocks back.
 . /lab/tests/lib
 rm -f "$STATE"
+# mr-touch adds its own move_pages view to each verification (slower: only here)
+MR_TOUCH_WHERE=1
+export MR_TOUCH_WHERE
 mib=1048576
 # where_node PID NODE: bytes of PID on NODE (memregctl where --json)
 where_node() {
