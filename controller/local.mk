@@ -52,6 +52,17 @@ tests_controller_test_plan_CFLAGS = $(MR_TEST_CFLAGS)
 tests_controller_test_plan_LDADD = libmrcontrol.la $(MR_TEST_LDADD)
 TESTS += tests/controller/test-plan
 TESTS += tests/controller/evacuate-cli.sh
+TESTS += tests/controller/evacuate-arbitration.sh
+# memregctl with the kernel's side of memory blocks faked (tests/controller/fake-live.c),
+# for evacuate --apply's --keep-going and progress bar on a fixture copy.
+check_PROGRAMS += tests/controller/memregctl-fake
+tests_controller_memregctl_fake_SOURCES = $(tools_memregctl_SOURCES) tests/controller/fake-live.c
+tests_controller_memregctl_fake_CFLAGS = $(tools_memregctl_CFLAGS)
+tests_controller_memregctl_fake_LDADD = $(tools_memregctl_LDADD)
+tests_controller_memregctl_fake_LDFLAGS = -Wl,--wrap=mr_root_may_change \
+	-Wl,--wrap=mr_proc_starttime -Wl,--wrap=mr_sys_move_pages -Wl,--wrap=mr_root_open \
+	-Wl,--wrap=mr_sys_write
+TESTS += tests/controller/evacuate-apply.sh
 check_PROGRAMS += tests/controller/test-action
 tests_controller_test_action_SOURCES = tests/controller/test-action.c
 tests_controller_test_action_CFLAGS = $(MR_TEST_CFLAGS)
@@ -60,7 +71,8 @@ tests_controller_test_action_LDFLAGS = -Wl,--wrap=mr_sys_pidfd_open \
 	-Wl,--wrap=mr_sys_process_madvise
 TESTS += tests/controller/test-action
 endif
-EXTRA_DIST += tests/controller/evacuate-cli.sh
+EXTRA_DIST += tests/controller/evacuate-cli.sh tests/controller/evacuate-arbitration.sh \
+	tests/controller/evacuate-apply.sh
 
 # libFuzzer target for the scheme parser (make fuzz; seeds: the examples in
 # tests/controller/schemes/).

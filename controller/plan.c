@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/proc.h"
 #include "common/root.h"
 #include "common/sys.h"
 #include "common/util.h"
@@ -77,8 +78,10 @@ void mr_plan_destroy(struct mr_plan *plan)
 {
 	unsigned i;
 
-	for (i = 0; i < plan->nr_regions; i++)
+	for (i = 0; i < plan->nr_regions; i++) {
 		free(plan->regions[i].blocks);
+		free(plan->regions[i].procs);
+	}
 	free(plan->regions);
 	free(plan->blocks);
 	free(plan->warnings);
@@ -749,6 +752,189 @@ static int region_facts(const struct mr_region_map *map, const struct mr_region 
 	return 0;
 }
 
+/* ---------------------------------------------------------------- pre-move */
+
+static int add_proc(struct mr_plan_region *pr, int pid, uint64_t start, const char *comm,
+		    uint64_t bytes)
+{
+	struct mr_plan_proc *n = realloc(pr->procs, (pr->nr_procs + 1) * sizeof(*n));
+
+	if (!n)
+		return mr_error(-ENOMEM, "out of memory");
+	pr->procs = n;
+	n += pr->nr_procs++;
+	n->pid = pid;
+	n->starttime_ticks = start;
+	snprintf(n->comm, sizeof(n->comm), "%s", comm);
+	n->bytes = bytes;
+	return 0;
+}
+
+/* Which processes have pages mapped in the selected regions (mr_where_pid: pagemap,
+ * or numa_maps when frames are hidden), this process left out. */
+static int scan_mapped(const struct mr_region_map *map, struct mr_plan *plan)
+{
+	struct dirent *d;
+	DIR *proc = mr_root_opendir("/proc");
+	int ret = 0;
+
+	if (!proc) {
+		mr_clear_error();
+		return 0;
+	}
+	while (!ret && (d = readdir(proc))) {
+		char path[64], comm[20] = "?";
+		struct mr_where w;
+		uint64_t start;
+		int pid = atoi(d->d_name);
+		unsigned i;
+
+		if (pid <= 0 || pid == getpid() || mr_proc_starttime(pid, &start) ||
+		    mr_where_pid(map, pid, &w)) {
+			mr_clear_error();	/* gone, a kernel thread, or not ours to read */
+			continue;
+		}
+		mr_root_read_str(mr_pathf(path, sizeof(path), "/proc/%d/comm", pid), comm,
+				 sizeof(comm));
+		mr_clear_error();
+		for (i = 0; i < plan->nr_regions && !ret; i++) {
+			struct mr_plan_region *pr = &plan->regions[i];
+
+			if (pr->order && pr->id < w.nr_regions && w.region_bytes[pr->id])
+				ret = add_proc(pr, pid, start, comm, w.region_bytes[pr->id]);
+		}
+		mr_where_destroy(&w);
+	}
+	closedir(proc);
+	return ret;
+}
+
+/*
+ * Make @pr's destinations send at least @bytes to @node (its pre-move), taking what
+ * it adds from its other destinations, the farthest first; @room is what every node
+ * has left once the plan's regions are placed. false, changing nothing, when @node
+ * has not the room.
+ */
+static bool premove_shift(struct sim *s, struct mr_plan_region *pr, int node, uint64_t bytes,
+			  int64_t *room)
+{
+	uint64_t cur = 0, extra, take;
+	struct mr_plan_dest first = { node, node_dist(s, pr->node, node), 0 };
+	unsigned k, out = 0;
+
+	for (k = 0; k < pr->nr_dests; k++)
+		if (pr->dests[k].node == node)
+			cur = pr->dests[k].bytes;
+	extra = bytes > cur ? bytes - cur : 0;
+	if (extra && (room[node] < 0 || (uint64_t)room[node] < extra))
+		return false;
+	room[node] -= (int64_t)extra;
+	first.bytes = cur + extra;
+	for (k = pr->nr_dests; k-- > 0 && extra;) {
+		if (pr->dests[k].node == node)
+			continue;
+		take = pr->dests[k].bytes < extra ? pr->dests[k].bytes : extra;
+		pr->dests[k].bytes -= take;
+		room[pr->dests[k].node] += (int64_t)take;
+		extra -= take;
+	}
+	/* @node first (moved there before the offline), then the others that still get
+	 * something, in their order. */
+	for (k = 0; k < pr->nr_dests; k++)
+		if (pr->dests[k].node != node && pr->dests[k].bytes)
+			pr->dests[out++] = pr->dests[k];
+	if (out == MR_PLAN_MAX_DESTS)
+		out--;
+	memmove(pr->dests + 1, pr->dests, out * sizeof(*pr->dests));
+	pr->dests[0] = first;
+	pr->nr_dests = out + 1;
+	return true;
+}
+
+/*
+ * The pre-move of each selected region, in evacuation order: the pages processes have
+ * mapped in it go to --to NODE, or to its nearest destination with room, by
+ * move_pages before the offline (the kernel then moves only what is left: page cache
+ * no process maps, pages of processes started later). It changes where the region's
+ * bytes go, never how many move.
+ */
+static int plan_premove(struct sim *s, const struct mr_region_map *map,
+			const struct mr_plan_opts *o, struct mr_plan *plan)
+{
+	int64_t room[MAX_NODES] = { 0 };
+	unsigned i, k, idx[4096], n;
+	char sz[32], rs[32];
+	int ret;
+
+	plan->premove_to = o->to_set ? o->to_node : -1;
+	for (i = 0; i < plan->nr_regions; i++)
+		plan->regions[i].premove_node = -1;
+	n = mr_plan_order(plan, idx, MR_ARRAY_SIZE(idx));
+	if (o->to_set) {
+		if (o->to_node < 0 || o->to_node >= MAX_NODES || !s->node_mem[o->to_node])
+			return mr_error(-EINVAL, "--to node %d: it has no online memory",
+					o->to_node);
+		for (i = 0; i < n; i++)
+			if (plan->regions[idx[i]].node == o->to_node)
+				return mr_error(-EINVAL, "--to node %d: the plan empties region %u "
+						"on it", o->to_node, plan->regions[idx[i]].id);
+	}
+	if (!n)
+		return 0;
+	if (!o->scan_processes) {
+		for (i = 0; i < n; i++)
+			snprintf(plan->regions[idx[i]].premove_note, MR_PLAN_REASON_LEN,
+				 "processes not scanned: the offline moves every page");
+		return 0;
+	}
+	if ((ret = scan_mapped(map, plan)))
+		return ret;
+	/* Room left: the free memory of the regions that stay, less what the plan sends. */
+	for (i = 0; i < plan->nr_regions; i++) {
+		const struct mr_plan_region *pr = &plan->regions[i];
+
+		if (pr->node >= 0 && pr->node < MAX_NODES && !pr->order &&
+		    !(pr->blockers & (1u << MR_BLOCKER_OFFLINE)))
+			room[pr->node] += (int64_t)pr->free_bytes;
+		for (k = 0; pr->order && k < pr->nr_dests; k++)
+			if (pr->dests[k].node >= 0 && pr->dests[k].node < MAX_NODES)
+				room[pr->dests[k].node] -= (int64_t)pr->dests[k].bytes;
+	}
+	for (i = 0; i < n; i++) {
+		struct mr_plan_region *pr = &plan->regions[idx[i]];
+		uint64_t bytes = 0;
+		int node = o->to_set ? o->to_node : pr->nr_dests ? pr->dests[0].node : -1;
+
+		for (k = 0; k < pr->nr_procs; k++)
+			bytes += pr->procs[k].bytes;
+		/* shared pages count in every process that maps them */
+		pr->premove_bytes = bytes < pr->move_bytes ? bytes : pr->move_bytes;
+		if (!pr->nr_procs || !pr->premove_bytes) {
+			snprintf(pr->premove_note, MR_PLAN_REASON_LEN, "no process has pages "
+				 "mapped in it");
+			pr->premove_bytes = 0;
+			continue;
+		}
+		if (node < 0) {
+			snprintf(pr->premove_note, MR_PLAN_REASON_LEN, "no node to move to");
+			continue;
+		}
+		if (!premove_shift(s, pr, node, pr->premove_bytes, room)) {
+			mr_format_size(pr->premove_bytes, sz, sizeof(sz));
+			mr_format_size(room[node] > 0 ? (uint64_t)room[node] : 0, rs, sizeof(rs));
+			if (o->to_set)
+				return mr_error(-ENOSPC, "--to node %d: region %u would pre-move %s "
+						"there, and node %d has %s free once the plan's "
+						"other pages are placed", node, pr->id, sz, node, rs);
+			snprintf(pr->premove_note, MR_PLAN_REASON_LEN, "node %d, the nearest, has "
+				 "%s free left for %s: the kernel spreads the pages", node, rs, sz);
+			continue;
+		}
+		pr->premove_node = node;
+	}
+	return 0;
+}
+
 int mr_plan_make(const struct mr_region_map *map, const struct mr_power_model *model,
 		 const struct mr_plan_opts *o, struct mr_plan *plan)
 {
@@ -932,6 +1118,8 @@ int mr_plan_make(const struct mr_region_map *map, const struct mr_power_model *m
 			plan->regions[i].rank = i + 1;
 	}
 
+	if ((ret = plan_premove(s, map, o, plan)))
+		goto out;
 	plan_note(plan, "%s", MR_PLAN_PIN_CAVEAT);
 	plan_note(plan, "where pages go: the kernel migrates an offlined block's pages to "
 		  "other nodes with memory, nearest first by the distance table (its own "
@@ -1028,6 +1216,123 @@ static const char *rate_path(char *buf, size_t len)
 	if (slash)
 		snprintf(slash + 1, len - (size_t)(slash + 1 - buf), "move-rate");
 	return buf;
+}
+
+/* The evacuation marker beside the state file (a Linux path: read through the root). */
+static const char *evac_linux_path(char *buf, size_t len)
+{
+	const char *dir = getenv("MEMREG_STATE_DIR");
+
+	snprintf(buf, len, "%s/evacuating", dir && dir[0] ? dir : MR_LOCALSTATEDIR "/lib/memreg");
+	return buf;
+}
+
+int mr_plan_evacuation_begin(const struct mr_plan *plan, const unsigned *idx, unsigned n)
+{
+	char lpath[4200], path[4400], tmp[4500], boot[48];
+	uint64_t start = 0;
+	unsigned i;
+	FILE *f;
+	int ret;
+
+	if ((ret = mr_root_may_change("record a running evacuation", true)))
+		return ret;
+	if ((ret = mr_proc_starttime(getpid(), &start)))
+		return ret;
+	read_boot_id(boot, sizeof(boot));
+	if ((ret = mr_root_path(path, sizeof(path), evac_linux_path(lpath, sizeof(lpath)))))
+		return ret;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return mr_error(-errno, "%s: %s", tmp, strerror(errno));
+	fprintf(f, "pid=%ld\nstart=%" PRIu64 "\nboot_id=%s\nplan=%s\nregions=", (long)getpid(),
+		start, boot, plan->id);
+	for (i = 0; i < n && i < MR_PLAN_EVAC_MAX_REGIONS; i++)
+		fprintf(f, "%s%u", i ? "," : "", plan->regions[idx[i]].id);
+	fputc('\n', f);
+	if (fflush(f) || ferror(f)) {
+		fclose(f);
+		unlink(tmp);
+		return mr_error(-EIO, "%s: write failed", tmp);
+	}
+	fclose(f);
+	if (rename(tmp, path))
+		return mr_error(-errno, "%s: %s", path, strerror(errno));
+	return 0;
+}
+
+void mr_plan_evacuation_end(void)
+{
+	char lpath[4200], path[4400];
+
+	if (!mr_root_path(path, sizeof(path), evac_linux_path(lpath, sizeof(lpath))))
+		unlink(path);
+	mr_clear_error();
+}
+
+int mr_plan_evacuation_running(struct mr_plan_evacuation *ev)
+{
+	char lpath[4200], *data = NULL, *line, *save = NULL, boot[48] = "", now[48];
+	size_t len;
+	bool have_pid = false;
+	int ret = mr_root_read_file(evac_linux_path(lpath, sizeof(lpath)), 1u << 16, &data,
+				    &len);
+
+	memset(ev, 0, sizeof(*ev));
+	if (ret == -ENOENT) {
+		mr_clear_error();
+		return 0;
+	}
+	if (ret)
+		return ret;
+	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		uint64_t v;
+
+		if (strncmp(line, "pid=", 4) == 0 && !mr_parse_u64(line + 4, &v) && v &&
+		    v <= INT32_MAX) {
+			ev->pid = (long)v;
+			have_pid = true;
+		} else if (strncmp(line, "start=", 6) == 0 &&
+			   !mr_parse_u64(line + 6, &ev->starttime_ticks)) {
+			continue;
+		} else if (strncmp(line, "boot_id=", 8) == 0) {
+			snprintf(boot, sizeof(boot), "%s", line + 8);
+		} else if (strncmp(line, "plan=", 5) == 0) {
+			snprintf(ev->plan, sizeof(ev->plan), "%s", line + 5);
+		} else if (strncmp(line, "regions=", 8) == 0) {
+			char *tok, *s2 = NULL;
+
+			for (tok = strtok_r(line + 8, ",", &s2); tok && ev->nr_regions <
+			     MR_PLAN_EVAC_MAX_REGIONS; tok = strtok_r(NULL, ",", &s2)) {
+				if (mr_parse_u64(tok, &v) || v > UINT32_MAX)
+					break;
+				ev->regions[ev->nr_regions++] = (unsigned)v;
+			}
+		}
+	}
+	free(data);
+	if (!have_pid || !ev->plan[0])
+		return mr_error(-EINVAL, "%s: not an evacuation marker (pid=, plan= missing)",
+				lpath);
+	read_boot_id(now, sizeof(now));
+	if (!boot[0] || strcmp(boot, now) != 0 ||
+	    mr_proc_same((pid_t)ev->pid, ev->starttime_ticks)) {
+		mr_clear_error();
+		memset(ev, 0, sizeof(*ev));
+		return 0;	/* left by an evacuation that was killed, or another boot's */
+	}
+	return 1;
+}
+
+bool mr_plan_evacuation_has(const struct mr_plan_evacuation *ev, unsigned region)
+{
+	unsigned i;
+
+	for (i = 0; i < ev->nr_regions; i++)
+		if (ev->regions[i] == region)
+			return true;
+	return false;
 }
 
 int mr_plan_rate_save(uint64_t bytes, uint64_t elapsed_ns)
@@ -1138,6 +1443,8 @@ json_object *mr_plan_to_json(const struct mr_plan *plan)
 			       u64(plan->move_rate_bytes_per_s) : NULL);
 	json_object_object_add(x, "from", json_object_new_string(plan->move_rate_from));
 	json_object_object_add(o, "move_rate", x);
+	json_object_object_add(o, "premove_to", plan->premove_to >= 0 ?
+			       json_object_new_int(plan->premove_to) : NULL);
 	json_object_object_add(o, "residency_from", plan->residency_from[0] ?
 			       json_object_new_string(plan->residency_from) : NULL);
 	json_object_object_add(o, "saving_caveat", json_object_new_string(MR_PLAN_SAVING_CAVEAT));
@@ -1198,6 +1505,29 @@ json_object *mr_plan_to_json(const struct mr_plan *plan)
 			json_object_array_add(b, d);
 		}
 		json_object_object_add(r, "destinations", b);
+		if (pr->premove_node >= 0) {
+			p = json_object_new_object();
+			json_object_object_add(p, "node", json_object_new_int(pr->premove_node));
+			json_object_object_add(p, "bytes", u64(pr->premove_bytes));
+			b = json_object_new_array();
+			for (k = 0; k < pr->nr_procs; k++) {
+				json_object *q = json_object_new_object();
+
+				json_object_object_add(q, "pid", json_object_new_int(pr->procs[k].pid));
+				json_object_object_add(q, "start_ticks",
+						       u64(pr->procs[k].starttime_ticks));
+				json_object_object_add(q, "comm",
+						       json_object_new_string(pr->procs[k].comm));
+				json_object_object_add(q, "bytes", u64(pr->procs[k].bytes));
+				json_object_array_add(b, q);
+			}
+			json_object_object_add(p, "processes", b);
+			json_object_object_add(r, "premove", p);
+		} else {
+			json_object_object_add(r, "premove", NULL);
+		}
+		json_object_object_add(r, "premove_note", pr->premove_note[0] ?
+				       json_object_new_string(pr->premove_note) : NULL);
 		json_object_object_add(r, "seconds", pr->seconds >= 0 ?
 				       json_object_new_double(pr->seconds) : NULL);
 		p = json_object_new_object();
@@ -1311,10 +1641,10 @@ int mr_plan_read(const char *path, struct mr_plan *plan)
 		mr_error(-EINVAL, "%s: no version", path);
 		goto out;
 	}
-	if (v != MR_PLAN_VERSION) {
+	if (v < MR_PLAN_VERSION_MIN || v > MR_PLAN_VERSION) {
 		ret = mr_error(-EPROTO, "%s: plan format version %" PRIu64 ", this memregctl "
-			       "reads version %d only: make the plan again", path, v,
-			       MR_PLAN_VERSION);
+			       "reads versions %d to %d: make the plan again", path, v,
+			       MR_PLAN_VERSION_MIN, MR_PLAN_VERSION);
 		goto out;
 	}
 	plan->version = (unsigned)v;
@@ -1349,6 +1679,7 @@ int mr_plan_read(const char *path, struct mr_plan *plan)
 				 jstr(b, "zones") ?: "");
 		}
 	}
+	plan->premove_to = jnum(o, "premove_to", &d) ? (int)d : -1;
 	if (json_object_object_get_ex(o, "move_rate", &x)) {
 		ju64(x, "bytes_per_s", &plan->move_rate_bytes_per_s);
 		snprintf(plan->move_rate_from, sizeof(plan->move_rate_from), "%s",
@@ -1393,6 +1724,42 @@ int mr_plan_read(const char *path, struct mr_plan *plan)
 		ju64(r, "size_bytes", &pr->size_bytes);
 		ju64(r, "move_bytes", &pr->move_bytes);
 		pr->seconds = jnum(r, "seconds", &d) ? d : -1;
+		pr->premove_node = -1;
+		snprintf(pr->premove_note, sizeof(pr->premove_note), "%s",
+			 jstr(r, "premove_note") ?: "");
+		if (json_object_object_get_ex(r, "premove", &p) && p &&
+		    json_object_is_type(p, json_type_object)) {
+			json_object *q;
+
+			if (!jnum(p, "node", &d) || d < 0 || !ju64(p, "bytes", &pr->premove_bytes) ||
+			    !json_object_object_get_ex(p, "processes", &q) ||
+			    !json_object_is_type(q, json_type_array)) {
+				mr_error(-EINVAL, "%s: region %u: a premove without node, bytes or "
+					 "processes", path, pr->id);
+				goto out;
+			}
+			pr->premove_node = (int)d;
+			pr->nr_procs = (unsigned)json_object_array_length(q);
+			pr->procs = calloc(pr->nr_procs + 1, sizeof(*pr->procs));
+			if (!pr->procs) {
+				ret = mr_error(-ENOMEM, "out of memory");
+				goto out;
+			}
+			for (k = 0; k < pr->nr_procs; k++) {
+				json_object *e = json_object_array_get_idx(q, k);
+				struct mr_plan_proc *pp = &pr->procs[k];
+
+				if (!jnum(e, "pid", &d) || d <= 0 || d > INT32_MAX ||
+				    !ju64(e, "start_ticks", &pp->starttime_ticks)) {
+					mr_error(-EINVAL, "%s: region %u: a premove process without "
+						 "pid or start_ticks", path, pr->id);
+					goto out;
+				}
+				pp->pid = (int)d;
+				ju64(e, "bytes", &pp->bytes);
+				snprintf(pp->comm, sizeof(pp->comm), "%s", jstr(e, "comm") ?: "?");
+			}
+		}
 		if (json_object_object_get_ex(r, "power", &p) && jnum(p, "saving_mw", &d))
 			pr->saving_mw = d;
 		pr->nr_blocks = (unsigned)json_object_array_length(b);

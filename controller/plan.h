@@ -12,8 +12,10 @@
 #include "regions/placement.h"
 #include "regions/region.h"
 
-/* The plan file's format version; a reader refuses any other. */
-#define MR_PLAN_VERSION 1
+/* The plan file's format version, and the oldest a reader takes (version 1 has no
+ * pre-move: its regions are emptied by the offline alone). */
+#define MR_PLAN_VERSION 2
+#define MR_PLAN_VERSION_MIN 1
 
 enum mr_plan_goal {
 	MR_PLAN_GOAL_NONE,	/* rank every region, select none */
@@ -45,6 +47,18 @@ struct mr_plan_dest {
 	uint64_t bytes;
 };
 
+/*
+ * struct mr_plan_proc - a process with @bytes mapped in a region when planned (its
+ * pagemap; numa_maps where the region is its node's only one and frames are hidden),
+ * known by pid and start time so that a later process reusing the pid is left alone.
+ */
+struct mr_plan_proc {
+	int pid;
+	uint64_t starttime_ticks;
+	char comm[20];
+	uint64_t bytes;
+};
+
 #define MR_PLAN_MAX_DESTS 16
 #define MR_PLAN_REASON_LEN 200
 
@@ -61,6 +75,13 @@ struct mr_plan_dest {
  * @saving_mw:		@now_mw - @noaccess_mw.
  * @rank:		1 = the best candidate; blocked regions rank after the others.
  * @order:		0 when not selected, else its place (1, 2, ...) in the evacuation.
+ * @premove_node:	the pre-move of a selected region: before its blocks go offline,
+ *			the pages of @procs mapped in the region are moved there with
+ *			move_pages (locality: one node the operator chose, or the nearest
+ *			with room, instead of wherever the kernel puts them); -1 for none,
+ *			@premove_note says why.
+ * @premove_bytes:	what @procs have mapped in the region, at most @move_bytes; part
+ *			of @move_bytes (in @dests under @premove_node).
  */
 struct mr_plan_region {
 	unsigned id;
@@ -80,6 +101,11 @@ struct mr_plan_region {
 	int low_state;			/* the model's low_state (-2: none self-entered) */
 	unsigned rank;
 	unsigned order;
+	int premove_node;
+	uint64_t premove_bytes;
+	struct mr_plan_proc *procs;
+	unsigned nr_procs;
+	char premove_note[MR_PLAN_REASON_LEN];
 };
 
 /* struct mr_plan_block - a block's state when the plan was made (the machine check). */
@@ -120,6 +146,7 @@ struct mr_plan {
 	double goal_mw;
 	uint64_t move_rate_bytes_per_s;
 	char move_rate_from[160];
+	int premove_to;			/* --to NODE, -1: each region's nearest with room */
 	char residency_from[300];	/* "" without a record: savings at standby */
 	struct mr_plan_region *regions;
 	unsigned nr_regions;
@@ -140,7 +167,11 @@ struct mr_plan {
  * struct mr_plan_opts - what to plan for.
  * @residency:	per-region residency from a physical record, NULL for none.
  * @move_rate_bytes_per_s: from --move-rate or mr_plan_measure_rate(); 0 unknown.
- * @scan_processes: look for processes bound to nodes under the root's /proc.
+ * @scan_processes: look for processes bound to nodes under the root's /proc, and
+ *		for those with pages in the selected regions (their pre-move).
+ * @to_set, @to_node: pre-move to @to_node (--to NODE); refused (-ENOSPC) when it
+ *		lacks the room, (-EINVAL) when it has no online memory or the plan
+ *		empties a region on it. Unset: each region's nearest node with room.
  */
 struct mr_plan_opts {
 	enum mr_plan_goal goal;
@@ -152,6 +183,8 @@ struct mr_plan_opts {
 	const char *move_rate_from;
 	const char *mpst_file;
 	bool scan_processes;
+	bool to_set;
+	int to_node;
 };
 
 /* The text said with every saving, in tables and JSON alike. */
@@ -176,7 +209,8 @@ void mr_plan_destroy(struct mr_plan *plan);
 /* The plan as memreg-plan(5) JSON (a json_object *), and written to @path atomically. */
 struct json_object *mr_plan_to_json(const struct mr_plan *plan);
 int mr_plan_write(const struct mr_plan *plan, const char *path);
-/* Read a plan file; -EINVAL for a bad file, -EPROTO for another version. */
+/* Read a plan file; -EINVAL for a bad file, -EPROTO for a version outside
+ * MR_PLAN_VERSION_MIN..MR_PLAN_VERSION. */
 int mr_plan_read(const char *path, struct mr_plan *plan);
 /*
  * Is @plan for this machine and boot? Compares the boot id, the MPST hash of @map's
@@ -218,6 +252,34 @@ int mr_plan_measure_rate(int from, int to, uint64_t bytes, uint64_t *rate_bytes_
  */
 int mr_plan_rate_save(uint64_t bytes, uint64_t elapsed_ns);
 int mr_plan_rate_load(uint64_t *rate_bytes_per_s, char *from_text, size_t len);
+
+/*
+ * struct mr_plan_evacuation - a running `memregctl evacuate --apply`, from its marker
+ * ("evacuating" beside the state file: pid, its start time, boot id, plan id, the
+ * plan's selected regions), so that a controller never targets those regions
+ * (arbitration). Written when the evacuation starts, removed when it ends; a marker
+ * left by a killed evacuation names a dead process (or another boot) and is ignored.
+ */
+#define MR_PLAN_EVAC_MAX_REGIONS 64
+struct mr_plan_evacuation {
+	long pid;
+	uint64_t starttime_ticks;
+	char plan[MR_PLAN_ID_LEN];
+	unsigned regions[MR_PLAN_EVAC_MAX_REGIONS];
+	unsigned nr_regions;
+};
+/* Write the marker for this process and the @n regions @plan->regions[@idx[i]]
+ * (atomically; needs the state-file lock's consent, never under a fixture root). */
+int mr_plan_evacuation_begin(const struct mr_plan *plan, const unsigned *idx, unsigned n);
+/* Remove this process's marker. */
+void mr_plan_evacuation_end(void);
+/*
+ * Is an evacuation running? 1 with @ev filled when the marker names this boot and a
+ * live process (the same one: pid and start time); 0 when there is no marker or it is
+ * stale; -errno (mr_error) for an unreadable or malformed one. Read through the root.
+ */
+int mr_plan_evacuation_running(struct mr_plan_evacuation *ev);
+bool mr_plan_evacuation_has(const struct mr_plan_evacuation *ev, unsigned region);
 
 /* The selected regions in evacuation order: @plan->regions indices, count returned. */
 unsigned mr_plan_order(const struct mr_plan *plan, unsigned *idx, unsigned max);

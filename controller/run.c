@@ -283,14 +283,69 @@ static void split_ages(const struct mr_mon_region *joined, size_t nr_joined,
 #define MAX_ACTED 4096			/* ranges remembered; the oldest go first */
 #define ACTED_KEEP_US (3600ull * 1000000)	/* an hour: older actions age nothing */
 
+/* @node holds a region of the running evacuation: pages moved there would land in
+ * memory being emptied (the kernel picks any of the node's regions). */
+static bool node_evacuating(const struct mr_ctl_run *run, int node)
+{
+	const struct mr_region *r;
+
+	if (!run->evac.pid || node < 0)
+		return false;
+	mr_for_each_region(run->map, r)
+		if (r->node == node && mr_plan_evacuation_has(&run->evac, r->id))
+			return true;
+	return false;
+}
+
+/*
+ * Arbitration with memregctl evacuate: read its marker (one small file) before each
+ * aggregation; while it runs, no scheme migrates to a node holding one of its
+ * regions. Said in the log when an evacuation starts to hold regions and when it ends.
+ */
+static void evacuation_check(struct mr_ctl_run *run)
+{
+	struct mr_plan_evacuation ev;
+	int running = mr_plan_evacuation_running(&ev);
+	unsigned i;
+
+	if (running < 0) {
+		/* unreadable: the controller cannot tell, so it keeps what it knew */
+		if (run->log && !run->evac_unreadable)
+			fprintf(run->log, "%swarning: %s\n", run->log_prefix, mr_last_error());
+		run->evac_unreadable = true;
+		mr_clear_error();
+		return;
+	}
+	run->evac_unreadable = false;
+	if (running && (run->evac.pid != ev.pid || strcmp(run->evac.plan, ev.plan))) {
+		if (run->log) {
+			fprintf(run->log, "%sevacuation of plan %s (memregctl evacuate, pid %ld) "
+				"holds region%s ", run->log_prefix, ev.plan, ev.pid,
+				ev.nr_regions == 1 ? "" : "s");
+			for (i = 0; i < ev.nr_regions; i++)
+				fprintf(run->log, "%s%u", i ? "," : "", ev.regions[i]);
+			fprintf(run->log, ": no scheme migrates to their nodes until it ends\n");
+		}
+	} else if (!running && run->evac.pid && run->log) {
+		fprintf(run->log, "%sevacuation of plan %s (pid %ld) ended: its regions may be "
+			"targeted again\n", run->log_prefix, run->evac.plan, run->evac.pid);
+	}
+	if (run->log)
+		fflush(run->log);
+	run->evac = ev;		/* zeroed when none runs */
+}
+
 /* The engine's apply callback: the actions, and the range remembered (not stat's). */
 static int run_apply(void *arg, const struct mr_scheme *s, uint64_t start, uint64_t end,
 		     struct mr_ctl_result *res)
 {
 	struct mr_ctl_run *run = arg;
 	struct mr_ctl_run_target *t = run->cur;
-	int err = mr_act_apply(t->act, s, start, end, res);
+	int err;
 
+	if (mr_scheme_action_migrates(s->action) && node_evacuating(run, s->target_node))
+		return 0;	/* tried, nothing applied: said once by evacuation_check */
+	err = mr_act_apply(t->act, s, start, end, res);
 	if (err || s->action == MR_SCHEME_STAT)
 		return err;
 	if (t->nr_acted == MAX_ACTED) {
@@ -441,6 +496,7 @@ static int engine_pass(struct mr_ctl_run *run, struct mr_ctl_run_target *t,
 	mr_act_acct_reset(t->act);
 	run->now_us = time_us;
 	run->cur = t;
+	evacuation_check(run);
 	err = prepare_regions(run, t, ctx, &regions, &nr);
 	if (err)
 		return err;
@@ -948,12 +1004,13 @@ void mr_ctl_run_destroy(struct mr_ctl_run *run)
 }
 
 /* Regions a run acts on: those of the nodes it took pages from, and its migration
- * targets' (known from the start). memregctl evacuate refuses these. */
+ * targets' (known from the start). memregctl evacuate refuses these. A region of a
+ * running evacuation is never one (arbitration: see evacuation_check). */
 static bool region_targeted(const struct mr_ctl_run *run, const struct mr_region *r)
 {
 	size_t i;
 
-	if (r->node < 0)
+	if (r->node < 0 || (run->evac.pid && mr_plan_evacuation_has(&run->evac, r->id)))
 		return false;
 	for (i = 0; i < run->set->nr; i++) {
 		const struct mr_scheme *s = &run->set->schemes[i];
@@ -1031,6 +1088,20 @@ json_object *mr_ctl_run_status_json(const struct mr_ctl_run *run)
 		if (region_targeted(run, r))
 			json_object_array_add(a, json_object_new_int((int)r->id));
 	json_object_object_add(j, "targeted_regions", a);
+	if (run->evac.pid) {
+		json_object *e = json_object_new_object();
+		unsigned k;
+
+		json_object_object_add(e, "pid", json_object_new_int64(run->evac.pid));
+		json_object_object_add(e, "plan", json_object_new_string(run->evac.plan));
+		a = json_object_new_array();
+		for (k = 0; k < run->evac.nr_regions; k++)
+			json_object_array_add(a, json_object_new_int((int)run->evac.regions[k]));
+		json_object_object_add(e, "regions", a);
+		json_object_object_add(j, "evacuation", e);
+	} else {
+		json_object_object_add(j, "evacuation", NULL);
+	}
 	a = json_object_new_array();
 	for (i = 0; i < run->set->nr; i++)
 		json_object_array_add(a, scheme_json(run, i));

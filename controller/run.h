@@ -13,6 +13,7 @@
 
 #include "controller/action.h"
 #include "controller/engine.h"
+#include "controller/plan.h"
 #include "controller/scheme.h"
 #include "controller/targets.h"
 #include "monitor/monitor.h"
@@ -132,6 +133,10 @@ struct mr_ctl_run {
 	uint64_t nr_joined, nr_left;		/* processes over the run */
 	uint64_t now_us;			/* the aggregation being handled */
 	int err;				/* the first error of a callback */
+	/* A running memregctl evacuate (pid 0: none), read each aggregation: its
+	 * regions are never targeted (arbitration). */
+	struct mr_plan_evacuation evac;
+	bool evac_unreadable;			/* its marker was bad: warned once */
 	bool finished;				/* the run is over (status "running": false) */
 };
 

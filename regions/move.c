@@ -125,6 +125,51 @@ static int do_batch(const struct mr_move_opts *o, struct batch *b, struct mr_mov
 	}
 }
 
+/* @o->region's filter: a pagemap walk hands over the present pages whose frame lies
+ * in the region, batched as the mapping walk below does. */
+struct region_walk {
+	const struct mr_move_opts *o;
+	struct batch *b;
+	struct mr_move_stats *st;
+	uint64_t page_bytes;
+};
+
+static bool region_has_phys(const struct mr_region *r, uint64_t phys)
+{
+	unsigned i;
+
+	for (i = 0; i < r->nr_ranges; i++)
+		if (phys >= r->ranges[i].start && phys - r->ranges[i].start < r->ranges[i].size)
+			return true;
+	return false;
+}
+
+static int region_chunk(uint64_t vaddr, const uint64_t *e, size_t nr, void *arg)
+{
+	struct region_walk *rw = arg;
+	uint64_t pfn;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < nr; i++) {
+		if (!mr_pagemap_entry_present(e[i], &pfn))
+			continue;
+		if (!pfn)
+			return mr_error(-EPERM, "pid %d: page frames are hidden (not root): the "
+					"pages in a region cannot be found", rw->o->pid);
+		if (!region_has_phys(rw->o->region, pfn * rw->page_bytes))
+			continue;
+		rw->b->pages[rw->b->n++] = (void *)(uintptr_t)(vaddr + i * rw->page_bytes);
+		if (rw->b->n == rw->b->cap) {
+			ret = do_batch(rw->o, rw->b, rw->st);
+			rw->b->n = 0;
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
 int mr_move_pid(const struct mr_move_opts *opts, struct mr_move_stats *st)
 {
 	struct mr_move_opts o = *opts;
@@ -152,6 +197,15 @@ int mr_move_pid(const struct mr_move_opts *opts, struct mr_move_stats *st)
 		ret = mr_error(-ENOMEM, "out of memory");
 		goto out;
 	}
+	if (o.region) {
+		struct region_walk rw = { &o, &b, st, page };
+
+		ret = mr_pagemap_walk(o.pid, o.start, o.end ? o.end : UINT64_MAX,
+				      MR_PAGEMAP_SKIP_PROT_NONE, region_chunk, &rw);
+		if (ret > 0)
+			ret = 0;
+		goto last;
+	}
 	ret = mr_proc_maps_read(o.pid, &maps, &nr_maps);
 	if (ret)
 		goto out;
@@ -175,6 +229,7 @@ int mr_move_pid(const struct mr_move_opts *opts, struct mr_move_stats *st)
 			}
 		}
 	}
+last:
 	if (!ret && b.n)
 		ret = do_batch(&o, &b, st);
 out:

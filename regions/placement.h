@@ -80,6 +80,9 @@ const char *mr_where_source_name(enum mr_where_source s);
  * @batch_pages:	pages per move_pages call (0: 65536).
  * @busy_retries:	times a page reported -EBUSY is retried (0: 5).
  * @apply:		move; otherwise only count what would move.
+ * @region:		NULL, or only the pages whose frame lies in this region (the
+ *			pre-move of an evacuation): found with pagemap, so frames must be
+ *			visible (CAP_SYS_ADMIN; -EPERM otherwise).
  */
 struct mr_move_opts {
 	int pid;
@@ -88,6 +91,7 @@ struct mr_move_opts {
 	unsigned batch_pages;
 	unsigned busy_retries;
 	bool apply;
+	const struct mr_region *region;
 };
 
 /*

@@ -32,6 +32,14 @@ void mr_cli_warn(const char *fmt, ...) MR_PRINTF(1, 2);
 /* "memregctl CMD: <msg>\nTry 'memregctl help CMD'.\n"; returns MR_EXIT_USAGE. */
 int mr_cli_usage(const char *cmd, const char *fmt, ...) MR_PRINTF(2, 3);
 /*
+ * A time limit option of an offline path (offline, evacuate: --timeout DURATION):
+ * seconds when bare ("120"), else with a unit ("90s", "2m"); more than 0 and at most
+ * a day. 0 with *@timeout_us set, or the usage line "--timeout: bad duration '@arg'"
+ * printed for @cmd and MR_EXIT_USAGE returned.
+ */
+#define MR_CLI_TIMEOUT_MAX_US (86400ull * 1000000u)
+int mr_cli_timeout_us(const char *cmd, const char *arg, uint64_t *timeout_us);
+/*
  * getopt_long for every command, with one error line instead of getopt's own
  * message and ours: on a bad option (unknown, missing or unexpected argument)
  * prints "memregctl CMD: unknown option '--x'" and the hint, then returns '?': the

@@ -28,10 +28,12 @@ static void usage(FILE *f)
 	      "                              [--force WARNING] [--json] [--root DIR]\n"
 	      "       memregctl evacuate --undo PLAN [--apply] [--json] [--root DIR]\n"
 	      "Carry out PLAN (from memregctl plan -o): region by region in the plan's order,\n"
-	      "take the region's memory blocks offline; the kernel migrates their pages to\n"
-	      "other nodes first. A line per block, and a progress bar on a terminal. The\n"
-	      "first region that fails is rolled back (its blocks online again, in their zone)\n"
-	      "and the evacuation stops there. Without --apply, a dry run. A plan made for\n"
+	      "first its pre-move (the pages the plan's processes have mapped in the region go\n"
+	      "to the plan's node with move_pages), then take the region's memory blocks\n"
+	      "offline; the kernel migrates what is left to other nodes, nearest first. A line\n"
+	      "per block, and a progress bar on a terminal. The first region that fails is\n"
+	      "rolled back (its blocks online again, in their zone; its pre-move stays) and\n"
+	      "the evacuation stops there. Without --apply, a dry run. A plan made for\n"
 	      "another machine or boot, or whose blocks changed since, is refused; so is a\n"
 	      "region a running memregd acts on (" MEMREGD_STATUS ").\n\n"
 	      "  --apply             do it (default: say what would be done)\n"
@@ -40,7 +42,8 @@ static void usage(FILE *f)
 	      "  --force WARNING     accept an MPST table warning (as for memregctl offline)\n"
 	      "  --undo PLAN         bring back online exactly the blocks PLAN took (the state\n"
 	      "                      file's entries tagged with its id), each to its zone\n"
-	      "  --json              report as JSON: bytes moved, seconds, regions offline\n"
+	      "  --json              report as JSON: bytes moved by the pre-move and by the\n"
+	      "                      offline, seconds, regions offline\n"
 	      "  --root DIR          as for memregctl regions (nothing is ever applied there)\n"
 	      "  -h, --help          this text\n", f);
 }
@@ -131,6 +134,69 @@ static int check_memregd(const struct mr_plan *plan)
 	return 0;
 }
 
+/* A region's "premove" object: planned (dry run: @seconds < 0) or done. */
+static json_object *premove_json(int node, uint64_t bytes, unsigned procs, unsigned gone,
+				 uint64_t failed_pages, double seconds)
+{
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "node", json_object_new_int(node));
+	json_object_object_add(j, seconds < 0 ? "bytes" : "bytes_moved",
+			       json_object_new_uint64(bytes));
+	json_object_object_add(j, "processes", json_object_new_int((int)procs));
+	if (seconds >= 0) {
+		json_object_object_add(j, "processes_gone", json_object_new_int((int)gone));
+		json_object_object_add(j, "pages_left", json_object_new_uint64(failed_pages));
+		json_object_object_add(j, "seconds", json_object_new_double(seconds));
+	}
+	return j;
+}
+
+/*
+ * struct premove - what a region's pre-move did: bytes now on the plan's node
+ * (@moved_bytes), pages that stayed (move_pages refused them: the offline moves
+ * them), processes gone or replaced since the plan.
+ */
+struct premove {
+	uint64_t moved_bytes, failed_pages;
+	unsigned procs, gone;
+	uint64_t elapsed_ns;
+};
+
+/* The pre-move of @pl: each process of the plan that still runs has its pages mapped
+ * in @r moved to the plan's node (mr_move_pid with the region filter). A process
+ * that cannot be moved is left to the offline, said as a warning. */
+static void premove_region(const struct mr_plan_region *pl, const struct mr_region *r,
+			   struct premove *pm)
+{
+	uint64_t t0 = mr_now_ns();
+	unsigned k;
+
+	memset(pm, 0, sizeof(*pm));
+	for (k = 0; k < pl->nr_procs; k++) {
+		const struct mr_plan_proc *p = &pl->procs[k];
+		struct mr_move_opts mo = { .pid = p->pid, .node = pl->premove_node,
+					   .region = r, .apply = true };
+		struct mr_move_stats st;
+
+		if (mr_proc_same(p->pid, p->starttime_ticks)) {
+			mr_clear_error();
+			pm->gone++;
+			continue;
+		}
+		pm->procs++;
+		if (mr_move_pid(&mo, &st)) {
+			mr_cli_warn("region %u: pre-move of pid %d (%s): %s; the offline moves its "
+				    "pages", r->id, p->pid, p->comm, mr_last_error());
+			mr_clear_error();
+			continue;
+		}
+		pm->moved_bytes += st.moved * st.page_bytes;
+		pm->failed_pages += mr_move_failed_pages(&st);
+	}
+	pm->elapsed_ns = mr_now_ns() - t0;
+}
+
 static int undo(const char *path, bool apply, bool json)
 {
 	struct progress pr = { .quiet = json, .tty = !json && isatty(STDOUT_FILENO),
@@ -215,7 +281,8 @@ int mr_cmd_evacuate(int argc, char **argv)
 	struct mr_discover_opts dopts = { .source = MR_SOURCE_AUTO, .occupancy = true,
 					  .skip_hwloc = true };
 	const char *root = NULL, *forced = NULL, *undo_path = NULL;
-	uint64_t timeout_us = 120 * 1000000u, moved = 0, elapsed_ns = 0, offline_ns = 0;
+	uint64_t timeout_us = 120 * 1000000u, moved = 0, elapsed_ns = 0, offline_ns = 0,
+		 premoved = 0, premove_ns = 0;
 	bool apply = false, keep_going = false, json = false;
 	struct progress pr = { 0 };
 	struct mr_block_ops ops = { .set_state = set_state, .ctx = &pr, .done = on_block };
@@ -231,9 +298,8 @@ int mr_cmd_evacuate(int argc, char **argv)
 		switch (c) {
 		case 'a': apply = true; break;
 		case 't':
-			if (mr_parse_duration_us(optarg, 1000000u, &timeout_us) || !timeout_us ||
-			    timeout_us > 86400ull * 1000000u)
-				return mr_cli_usage("evacuate", "--timeout: bad duration '%s'", optarg);
+			if (mr_cli_timeout_us("evacuate", optarg, &timeout_us))
+				return MR_EXIT_USAGE;
 			break;
 		case 'k': keep_going = true; break;
 		case 'F': forced = optarg; break;
@@ -288,6 +354,12 @@ int mr_cmd_evacuate(int argc, char **argv)
 		ret = mr_cli_fail("%s", mr_last_error());
 		goto out;
 	}
+	/* A running controller reads this and never targets these regions meanwhile. */
+	if (apply && mr_plan_evacuation_begin(&plan, idx, n)) {
+		ret = mr_cli_fail("%s", mr_last_error());
+		mr_block_state_unlock();
+		goto out;
+	}
 	pr.quiet = json;
 	pr.tty = !json && isatty(STDOUT_FILENO);
 	jregions = json_object_new_array();
@@ -298,6 +370,8 @@ int mr_cmd_evacuate(int argc, char **argv)
 		const struct mr_plan_region *pl = &plan.regions[idx[k]];
 		const struct mr_region *r = pl->id < map.nr_regions ? &map.regions[pl->id] : NULL;
 		struct mr_block_result res = { 0 };
+		struct premove pm = { 0 };
+		uint64_t offline_bytes;
 		struct mr_block_plan bp;
 		json_object *jr = json_object_new_object();
 		const char *status;
@@ -311,29 +385,64 @@ int mr_cmd_evacuate(int argc, char **argv)
 			goto failed;
 		}
 		snprintf(bp.tag, sizeof(bp.tag), "%s", plan.id);
-		mr_format_size(r->occ.movable_bytes, sz, sizeof(sz));
 		json_object_object_add(jr, "node", json_object_new_int(r->node));
 		json_object_object_add(jr, "blocks", json_object_new_int((int)bp.nr_blocks));
 		json_object_object_add(jr, "estimated_seconds", pl->seconds >= 0 ?
 				       json_object_new_double(pl->seconds) : NULL);
 		if (!apply) {
+			offline_bytes = r->occ.movable_bytes > pl->premove_bytes ?
+					r->occ.movable_bytes - pl->premove_bytes : 0;
+			if (!json && pl->premove_node >= 0)
+				printf("region %u (node %d): would pre-move %s of %u process%s to "
+				       "node %d with move_pages\n", r->id, r->node,
+				       mr_format_size(pl->premove_bytes, sz, sizeof(sz)),
+				       pl->nr_procs, pl->nr_procs == 1 ? "" : "es",
+				       pl->premove_node);
 			if (!json) {
 				printf("region %u (node %d): would offline %u blocks, moving %s",
-				       r->id, r->node, bp.nr_blocks, sz);
+				       r->id, r->node, bp.nr_blocks,
+				       mr_format_size(offline_bytes, sz, sizeof(sz)));
 				if (pl->seconds >= 0)
 					printf(", about %.1f s", pl->seconds);
 				printf("\n");
 			}
 			json_object_object_add(jr, "status", json_object_new_string("dry-run"));
+			json_object_object_add(jr, "premove", pl->premove_node < 0 ? NULL :
+					       premove_json(pl->premove_node, pl->premove_bytes,
+							    pl->nr_procs, 0, 0, -1));
 			json_object_object_add(jr, "move_bytes",
-					       json_object_new_uint64(r->occ.movable_bytes));
+					       json_object_new_uint64(offline_bytes));
 			mr_block_plan_destroy(&bp);
 			continue;
 		}
+		pr.region = r->id;
+		if (pl->premove_node >= 0) {
+			premove_region(pl, r, &pm);
+			premoved += pm.moved_bytes;
+			premove_ns += pm.elapsed_ns;
+			elapsed_ns += pm.elapsed_ns;
+			json_object_object_add(jr, "premove",
+					       premove_json(pl->premove_node, pm.moved_bytes,
+							    pm.procs, pm.gone, pm.failed_pages,
+							    (double)pm.elapsed_ns / 1e9));
+			if (!json)
+				printf("  region %u:  pre-move: %s of %u process%s to node %d in "
+				       "%.3f s (%" PRIu64 " pages left to the offline, %u "
+				       "process%s gone)\n", r->id,
+				       mr_format_size(pm.moved_bytes, sz, sizeof(sz)), pm.procs,
+				       pm.procs == 1 ? "" : "es", pl->premove_node,
+				       (double)pm.elapsed_ns / 1e9, pm.failed_pages, pm.gone,
+				       pm.gone == 1 ? "" : "es");
+		} else {
+			json_object_object_add(jr, "premove", NULL);
+		}
+		/* What the offline moves: the region's movable bytes less the pre-move's. */
+		offline_bytes = r->occ.movable_bytes > pm.moved_bytes ?
+				r->occ.movable_bytes - pm.moved_bytes : 0;
+		mr_format_size(offline_bytes, sz, sizeof(sz));
 		if (!json)
 			printf("region %u (node %d): %u blocks, moving %s\n", r->id, r->node,
 			       bp.nr_blocks, sz);
-		pr.region = r->id;
 		if (mr_block_plan_apply(&bp, timeout_us * 1000u, true, &ops, &res)) {
 			snprintf(err, sizeof(err), "%s", mr_last_error());
 			status = "rolled-back";
@@ -345,22 +454,24 @@ int mr_cmd_evacuate(int argc, char **argv)
 		}
 		if (pr.tty)
 			printf("\r\033[K");
-		moved += r->occ.movable_bytes;
+		moved += offline_bytes;
 		elapsed_ns += res.elapsed_ns;
 		offline_ns += res.elapsed_ns;
 		nr_offline++;
 		if (!json)
 			printf("region %u: offline in %.3f s\n", r->id, (double)res.elapsed_ns / 1e9);
 		json_object_object_add(jr, "status", json_object_new_string("offline"));
-		json_object_object_add(jr, "bytes_moved",
-				       json_object_new_uint64(r->occ.movable_bytes));
+		json_object_object_add(jr, "bytes_moved", json_object_new_uint64(offline_bytes));
 		json_object_object_add(jr, "seconds",
 				       json_object_new_double((double)res.elapsed_ns / 1e9));
 		mr_block_plan_destroy(&bp);
 		continue;
 failed:
-		if (pr.tty)
+		/* the bar's line cleared before the error goes to stderr (the same tty) */
+		if (pr.tty) {
 			printf("\r\033[K");
+			fflush(stdout);
+		}
 		nr_failed++;
 		json_object_object_add(jr, "status", json_object_new_string(status));
 		json_object_object_add(jr, "error", json_object_new_string(err));
@@ -370,9 +481,11 @@ failed:
 			break;
 	}
 	if (apply) {
-		/* The rate this machine took memory offline at, for the next plan. */
-		if (nr_offline && mr_plan_rate_save(moved, offline_ns))
+		/* The rate this machine emptied regions at, for the next plan: its estimate
+		 * covers every byte, pre-moved or moved by the offline. */
+		if (nr_offline && mr_plan_rate_save(moved + premoved, offline_ns + premove_ns))
 			mr_cli_warn("%s", mr_last_error());
+		mr_plan_evacuation_end();
 		mr_block_state_unlock();
 	}
 	if (json) {
@@ -381,6 +494,9 @@ failed:
 		json_object_object_add(o, "plan", json_object_new_string(plan.id));
 		json_object_object_add(o, "applied", json_object_new_boolean(apply));
 		json_object_object_add(o, "bytes_moved", json_object_new_uint64(moved));
+		json_object_object_add(o, "bytes_premoved", json_object_new_uint64(premoved));
+		json_object_object_add(o, "premove_seconds",
+				       json_object_new_double((double)premove_ns / 1e9));
 		json_object_object_add(o, "seconds", json_object_new_double((double)elapsed_ns / 1e9));
 		json_object_object_add(o, "estimated_seconds", plan.move_rate_bytes_per_s ?
 				       json_object_new_double(plan.selected_seconds) : NULL);
@@ -391,9 +507,12 @@ failed:
 		mr_cli_print_json(o);
 		json_object_put(o);
 	} else if (apply) {
+		char psz[32];
+
 		mr_format_size(moved, sz, sizeof(sz));
-		printf("%u of %u regions offline, %s moved in %.3f s", nr_offline, n, sz,
-		       (double)elapsed_ns / 1e9);
+		mr_format_size(premoved, psz, sizeof(psz));
+		printf("%u of %u regions offline, %s moved by the offline and %s by the pre-move "
+		       "in %.3f s", nr_offline, n, sz, psz, (double)elapsed_ns / 1e9);
 		if (plan.move_rate_bytes_per_s)
 			printf(" (estimated %.1f s)", plan.selected_seconds);
 		printf("; `memregctl evacuate --undo %s --apply` brings them back\n", argv[optind]);

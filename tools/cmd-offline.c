@@ -72,9 +72,8 @@ int mr_cmd_offline(int argc, char **argv)
 		switch (c) {
 		case 'a': apply = true; break;
 		case 't':
-			if (mr_parse_duration_us(optarg, 1000000u, &timeout_us) || !timeout_us ||
-			    timeout_us > 86400ull * 1000000u)
-				return mr_cli_usage("offline", "--timeout: bad duration '%s'", optarg);
+			if (mr_cli_timeout_us("offline", optarg, &timeout_us))
+				return MR_EXIT_USAGE;
 			break;
 		case 'F': forced = optarg; break;
 		case 'r': root = optarg; break;

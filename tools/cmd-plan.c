@@ -18,11 +18,14 @@ static void usage(FILE *f)
 {
 	fputs("Usage: memregctl plan [--free SIZE | --regions N | --target-power W]\n"
 	      "                      [--record PHYS.rec] [--move-rate RATE] [--json] [-o PLAN]\n"
-	      "                      [--root DIR] [--mpst FILE]\n"
+	      "                      [--to NODE] [--root DIR] [--mpst FILE]\n"
 	      "Rank the regions that can be emptied: per region the bytes the kernel must move\n"
 	      "(by kind), what blocks it, where its pages go, the time at a move rate measured on\n"
 	      "this machine and the power it saves. With a goal, select regions for it, in the\n"
-	      "order memregctl evacuate takes them. Changes nothing.\n\n"
+	      "order memregctl evacuate takes them, each with its pre-move: the pages processes\n"
+	      "have mapped in the region go by move_pages to one node before its blocks go\n"
+	      "offline (by default the nearest with room, the kernel's own first choice).\n"
+	      "Changes nothing.\n\n"
 	      "  --free SIZE         select regions until SIZE of memory is freed (2G, 512M)\n"
 	      "  --regions N         select N regions\n"
 	      "  --target-power W    select regions until the modelled saving reaches W watts\n"
@@ -32,6 +35,8 @@ static void usage(FILE *f)
 	      "                      of the last memregctl evacuate in this boot, else a timed\n"
 	      "                      move_pages of 64 MiB of memregctl's own memory between\n"
 	      "                      two nodes of this machine\n"
+	      "  --to NODE           pre-move to NODE (where locality matters); refused when\n"
+	      "                      NODE lacks the room or the plan empties a region on it\n"
 	      "  --json              the plan as JSON (memreg-plan(5)) on stdout\n"
 	      "  -o PLAN             write the plan to PLAN, for memregctl evacuate\n"
 	      "  --root DIR, --mpst FILE  as for memregctl regions\n"
@@ -107,6 +112,20 @@ static void print_text(const struct mr_plan *plan)
 			printf(", about %.1f s", plan->selected_seconds);
 		printf(", saves %.0f mW%s\n", plan->selected_saving_mw,
 		       plan->goal_met ? "" : "; the goal is NOT met");
+		for (i = 0; i < n; i++) {
+			const struct mr_plan_region *pr = &plan->regions[idx[i]];
+
+			if (pr->premove_node < 0) {
+				printf("  region %u: no pre-move: %s\n", pr->id, pr->premove_note);
+				continue;
+			}
+			printf("  region %u: pre-move %s to node %d with move_pages, of %u "
+			       "process%s:", pr->id, mr_format_size(pr->premove_bytes, b, sizeof(b)),
+			       pr->premove_node, pr->nr_procs, pr->nr_procs == 1 ? "" : "es");
+			for (k = 0; k < pr->nr_procs && k < 5; k++)
+				printf(" %d (%s)", pr->procs[k].pid, pr->procs[k].comm);
+			printf("%s\n", pr->nr_procs > 5 ? " ..." : "");
+		}
 	}
 	printf("savings: %s, %s\n", plan->residency_from[0] ? "at the record's residency"
 	       : "at standby (no --record)", MR_PLAN_SAVING_CAVEAT);
@@ -179,6 +198,7 @@ int mr_cmd_plan(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "root", required_argument, NULL, 'r' },
 		{ "mpst", required_argument, NULL, 'm' },
+		{ "to", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -234,6 +254,12 @@ int mr_cmd_plan(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'r': root = optarg; break;
 		case 'm': dopts.mpst_file = optarg; break;
+		case 'T':
+			if (mr_parse_u64(optarg, &v) || v >= MR_MAX_NODES)
+				return mr_cli_usage("plan", "--to: bad node '%s'", optarg);
+			o.to_set = true;
+			o.to_node = (int)v;
+			break;
 		case 'h':
 			usage(stdout);
 			return mr_cli_finish(MR_EXIT_OK);

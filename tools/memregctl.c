@@ -65,6 +65,16 @@ int mr_cli_usage(const char *cmd, const char *fmt, ...)
 	return MR_EXIT_USAGE;
 }
 
+int mr_cli_timeout_us(const char *cmd, const char *arg, uint64_t *timeout_us)
+{
+	uint64_t us;
+
+	if (mr_parse_duration_us(arg, 1000000u, &us) || !us || us > MR_CLI_TIMEOUT_MAX_US)
+		return mr_cli_usage(cmd, "--timeout: bad duration '%s'", arg);
+	*timeout_us = us;
+	return 0;
+}
+
 int mr_cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts)
 {
 	static char **scanning;

@@ -44,7 +44,7 @@ before=$(snap)
 	fail "plan: $(cat "$tmp/out")"
 id=$(sed -n 's/^  "id":"\([0-9a-f]*\)",$/\1/p' "$tmp/p.plan")
 [ -n "$id" ] || fail "no id in the plan: $(head -5 "$tmp/p.plan")"
-grep -q '"version":1,' "$tmp/p.plan" || fail "no version 1 in the plan"
+grep -q '"version":2,' "$tmp/p.plan" || fail "no version 2 in the plan"
 grep -q "^selected regions, in evacuation order: 1$" "$tmp/out" || fail "plan output: $(cat "$tmp/out")"
 
 dry="plan $id: 1 region, dry run (nothing changes without --apply)${nl}region 1 (node 1): would offline 32 blocks, moving 1 GiB, about 4.0 s"
@@ -69,9 +69,9 @@ echo 99999999-2222-3333-4444-555555555555 >"$root/proc/sys/kernel/random/boot_id
 expect 1 "" "memregctl: plan $id was made for boot $boot, this machine runs boot 99999999-2222-3333-4444-555555555555: make a new plan" \
 	"$ctl" evacuate "$tmp/p.plan" --root "$root"
 echo $boot >"$root/proc/sys/kernel/random/boot_id"
-sed 's/"version":1,/"version":2,/' "$tmp/p.plan" >"$tmp/v2.plan"
-expect 1 "" "memregctl: $tmp/v2.plan: plan format version 2, this memregctl reads version 1 only: make the plan again" \
-	"$ctl" evacuate "$tmp/v2.plan" --root "$root"
+sed 's/"version":2,/"version":3,/' "$tmp/p.plan" >"$tmp/v3.plan"
+expect 1 "" "memregctl: $tmp/v3.plan: plan format version 3, this memregctl reads versions 1 to 2: make the plan again" \
+	"$ctl" evacuate "$tmp/v3.plan" --root "$root"
 # A block changed since the plan.
 echo offline >"$root/sys/devices/system/memory/memory130/state"
 expect 1 "" "memregctl: plan $id: memory130 of region 1 was online (Movable) when planned and is offline (Movable) now: make a new plan" \

@@ -413,17 +413,185 @@ static void test_plan_file(void **state)
 	put("sys/devices/system/memory/memory65/state", "online\n");
 	mr_plan_destroy(&q);
 
-	/* Another version. */
-	snprintf(cmd, sizeof(cmd), "sed -i 's/\"version\": *1,/\"version\": 2,/' '%s'", planfile);
+	/* Version 1 (no pre-move) is still read; a later one is not. */
+	snprintf(cmd, sizeof(cmd), "sed -i 's/\"version\": *2,/\"version\": 1,/' '%s'", planfile);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(mr_plan_read(planfile, &q), 0);
+	assert_int_equal(q.version, 1);
+	assert_int_equal(region(&q, 5)->premove_node, -1);
+	mr_plan_destroy(&q);
+	snprintf(cmd, sizeof(cmd), "sed -i 's/\"version\": *1,/\"version\": 3,/' '%s'", planfile);
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(mr_plan_read(planfile, &q), -EPROTO);
-	assert_non_null(strstr(mr_last_error(), "plan format version 2, this memregctl reads "
-			       "version 1 only"));
+	assert_non_null(strstr(mr_last_error(), "plan format version 3, this memregctl reads "
+			       "versions 1 to 2"));
 	/* Not a plan. */
 	put("x.json", "{\"version\": 1}\n");
 	snprintf(cmd, sizeof(cmd), "%s/x.json", root);
 	assert_int_equal(mr_plan_read(cmd, &q), -EINVAL);
 	assert_non_null(strstr(mr_last_error(), "not a memreg plan"));
+	mr_plan_destroy(&p);
+}
+
+/*
+ * A process under the root with @nr pages mapped from 0x400000 on, page i at frame
+ * @pfns[i] (its maps, pagemap and stat: started @start ticks after boot).
+ */
+static void fake_proc(int pid, const char *comm, uint64_t start, const uint64_t *pfns,
+		      unsigned nr)
+{
+	char rel[128], text[300], path[700];
+	unsigned i;
+	FILE *f;
+
+	snprintf(rel, sizeof(rel), "proc/%d/comm", pid);
+	snprintf(text, sizeof(text), "%s\n", comm);
+	put(rel, text);
+	snprintf(rel, sizeof(rel), "proc/%d/stat", pid);
+	snprintf(text, sizeof(text), "%d (%s) S 1 %d %d 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 "
+		 "%llu 0 0\n", pid, comm, pid, pid, (unsigned long long)start);
+	put(rel, text);
+	snprintf(rel, sizeof(rel), "proc/%d/maps", pid);
+	snprintf(text, sizeof(text), "00400000-%08llx rw-p 00000000 00:00 0\n",
+		 0x400000ull + nr * 4096ull);
+	put(rel, text);
+	snprintf(path, sizeof(path), "%s/proc/%d/pagemap", root, pid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0x400 * 8, SEEK_SET), 0);
+	for (i = 0; i < nr; i++) {
+		uint64_t e = (UINT64_C(1) << 63) | pfns[i];
+
+		assert_int_equal(fwrite(&e, 8, 1, f), 1);
+	}
+	fclose(f);
+}
+
+/*
+ * The pre-move on server-2s-mpst (4 KiB pages; region 4 is frames 0x1c0000-0x1fffff,
+ * region 5 0x200000-0x23ffff, region 0 0x0-0x3ffff):
+ *   pid 4242 "hog": 512 pages in region 4, 256 in region 5, 256 in region 0
+ *   pid 4343 "db":  256 pages in region 5
+ * --regions 2 takes 4 then 5, each sending its 192 MiB to node 0 (distance 20):
+ *   region 4: pre-move 2 MiB (4242) to node 0; region 5: 2 MiB (4242 1 MiB, 4343
+ *   1 MiB) to node 0; the destinations stay node 0 192 MiB.
+ * --to 1 is refused: the plan empties regions on node 1.
+ * Regions 6 and 7 moved to a node 2 (no distance known: it comes last), --regions 1:
+ *   region 4 sends 192 MiB to node 0; --to 2 moves 2 MiB to node 2 first:
+ *   destinations node 2 2 MiB, node 0 190 MiB; with 512 KiB free in each of
+ *   regions 6 and 7 (1 MiB on node 2), --to 2 is refused (-ENOSPC).
+ */
+static void test_premove(void **state)
+{
+	struct mr_plan_opts o = { .goal = MR_PLAN_GOAL_REGIONS, .goal_regions = 2,
+				  .move_rate_bytes_per_s = 64 * MiB, .scan_processes = true };
+	uint64_t hog[1024], db[256];
+	const struct mr_plan_region *r;
+	struct mr_plan p, q;
+	unsigned i;
+
+	(void)state;
+	load("server-2s-mpst");
+	for (i = 0; i < 512; i++)
+		hog[i] = 0x1c0000 + i;
+	for (i = 0; i < 256; i++) {
+		hog[512 + i] = 0x200000 + 2 * i;
+		hog[768 + i] = 0x100 + i;
+		db[i] = 0x200001 + 2 * i;
+	}
+	fake_proc(4242, "hog", 100, hog, 1024);
+	fake_proc(4343, "db", 200, db, 256);
+	make(&o, &p);
+	assert_int_equal(p.premove_to, -1);
+	r = region(&p, 4);
+	assert_int_equal(r->order, 1);
+	assert_int_equal(r->premove_node, 0);
+	assert_int_equal(r->premove_bytes, 2 * MiB);
+	assert_int_equal(r->nr_procs, 1);
+	assert_int_equal(r->procs[0].pid, 4242);
+	assert_int_equal(r->procs[0].starttime_ticks, 100);
+	assert_string_equal(r->procs[0].comm, "hog");
+	assert_int_equal(r->procs[0].bytes, 2 * MiB);
+	assert_int_equal(r->nr_dests, 1);
+	assert_int_equal(r->dests[0].node, 0);
+	assert_int_equal(r->dests[0].bytes, 192 * MiB);
+	r = region(&p, 5);
+	assert_int_equal(r->order, 2);
+	assert_int_equal(r->premove_node, 0);
+	assert_int_equal(r->premove_bytes, 2 * MiB);
+	assert_int_equal(r->nr_procs, 2);
+	assert_int_equal(r->procs[0].bytes + r->procs[1].bytes, 2 * MiB);
+	/* Not selected: no pre-move, no processes looked for. */
+	r = region(&p, 6);
+	assert_int_equal(r->premove_node, -1);
+	assert_int_equal(r->nr_procs, 0);
+	/* The plan file keeps it. */
+	assert_int_equal(mr_plan_write(&p, planfile), 0);
+	assert_int_equal(mr_plan_read(planfile, &q), 0);
+	assert_int_equal(q.version, 2);
+	assert_int_equal(q.premove_to, -1);
+	r = region(&q, 4);
+	assert_int_equal(r->premove_node, 0);
+	assert_int_equal(r->premove_bytes, 2 * MiB);
+	assert_int_equal(r->nr_procs, 1);
+	assert_int_equal(r->procs[0].pid, 4242);
+	assert_int_equal(r->procs[0].starttime_ticks, 100);
+	assert_string_equal(r->procs[0].comm, "hog");
+	assert_string_equal(region(&q, 6)->premove_note, "");
+	mr_plan_destroy(&q);
+	mr_plan_destroy(&p);
+
+	/* --to 0 is the same; --to 1 is a node the plan empties. */
+	o.to_set = true;
+	o.to_node = 0;
+	make(&o, &p);
+	assert_int_equal(p.premove_to, 0);
+	assert_int_equal(region(&p, 5)->premove_node, 0);
+	mr_plan_destroy(&p);
+	o.to_node = 1;
+	assert_int_equal(mr_plan_make(&map, &model, &o, &p), -EINVAL);
+	assert_string_equal(mr_last_error(), "--to node 1: the plan empties region 4 on it");
+	o.to_node = 3;
+	assert_int_equal(mr_plan_make(&map, &model, &o, &p), -EINVAL);
+	assert_string_equal(mr_last_error(), "--to node 3: it has no online memory");
+
+	/* A third node: regions 6 and 7 on node 2. */
+	map.regions[6].node = 2;
+	map.regions[7].node = 2;
+	o.goal_regions = 1;
+	o.to_node = 2;
+	make(&o, &p);
+	r = region(&p, 4);
+	assert_int_equal(r->order, 1);
+	assert_int_equal(r->premove_node, 2);
+	assert_int_equal(r->premove_bytes, 2 * MiB);
+	assert_int_equal(r->nr_dests, 2);
+	assert_int_equal(r->dests[0].node, 2);
+	assert_int_equal(r->dests[0].bytes, 2 * MiB);
+	assert_int_equal(r->dests[1].node, 0);
+	assert_int_equal(r->dests[1].bytes, 190 * MiB);
+	mr_plan_destroy(&p);
+	/* Without --to, the nearest with room: node 0, as the kernel would. */
+	o.to_set = false;
+	make(&o, &p);
+	r = region(&p, 4);
+	assert_int_equal(r->premove_node, 0);
+	assert_int_equal(r->nr_dests, 1);
+	mr_plan_destroy(&p);
+	/* 1 MiB free on node 2 is not room for 2 MiB. */
+	map.regions[6].occ.free_bytes = 512 * 1024;
+	map.regions[7].occ.free_bytes = 512 * 1024;
+	o.to_set = true;
+	assert_int_equal(mr_plan_make(&map, &model, &o, &p), -ENOSPC);
+	assert_string_equal(mr_last_error(), "--to node 2: region 4 would pre-move 2 MiB there, "
+			    "and node 2 has 1 MiB free once the plan's other pages are placed");
+	/* Not scanning processes: no pre-move, said so. */
+	o.to_set = false;
+	o.scan_processes = false;
+	make(&o, &p);
+	r = region(&p, 4);
+	assert_int_equal(r->premove_node, -1);
+	assert_string_equal(r->premove_note, "processes not scanned: the offline moves every page");
 	mr_plan_destroy(&p);
 }
 
@@ -505,6 +673,7 @@ int main(void)
 		cmocka_unit_test(test_blockers),
 		cmocka_unit_test(test_mpst_warnings),
 		cmocka_unit_test(test_plan_file),
+		cmocka_unit_test(test_premove),
 		cmocka_unit_test(test_cxl),
 		cmocka_unit_test(test_rate_file),
 	};

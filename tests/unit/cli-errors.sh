@@ -123,6 +123,20 @@ for c in $("$ctl" help | sed -n '/^Commands:$/,/^$/s/^  \([a-z][a-z-]*\)  .*/\1/
 		echo "ok: memregctl $c --no-such-option: one line, exit 2"
 	fi
 done
+# --timeout, parsed by one helper for offline and evacuate: a bad, zero or
+# over-a-day duration is bad usage (exit 2), one line and the hint.
+for c in offline evacuate; do
+	for d in 2x 0 25h; do
+		"$ctl" "$c" 1 --timeout "$d" >"$tmp/out" 2>"$tmp/err"
+		st=$?
+		want="memregctl $c: --timeout: bad duration '$d'${nl}Try 'memregctl help $c'."
+		if [ $st -ne 2 ] || [ -s "$tmp/out" ] || [ "$(cat "$tmp/err")" != "$want" ]; then
+			fail "memregctl $c --timeout $d: exit $st, stderr:$nl$(cat "$tmp/err")"
+		else
+			echo "ok: memregctl $c --timeout $d: bad usage, exit 2"
+		fi
+	done
+done
 # Options before the command apply to every command (handed on as MEMREG_ROOT).
 "$ctl" --root "$tmp/none" regions >"$tmp/out" 2>"$tmp/err"
 st=$?

@@ -326,6 +326,60 @@ static void test_move_accounting(void **state)
 	assert_non_null(strstr(mr_last_error(), "pid 666"));
 }
 
+/*
+ * The region filter (an evacuation's pre-move): pid 8 maps the same 8 pages; its
+ * pagemap puts pages 4 and 5 in the region (frames 0x100-0x1ff), page 1 nowhere (not
+ * present), the others in frames outside it. Only pages 4 and 5 are asked about and
+ * moved (page 5 after one -EBUSY).
+ */
+static void test_move_region_filter(void **state)
+{
+	static const uint64_t frame[8] = { 0x10, 0, 0x2000, 0x30, 0x100, 0x1ff, 0x200, 0xff };
+	struct mr_range range = { 0x100 * PAGE, 0x100 * PAGE };
+	struct mr_region r = { .id = 2, .node = 1, .ranges = &range, .nr_ranges = 1 };
+	struct mr_move_opts o = { .pid = 8, .node = 3, .apply = true, .region = &r };
+	struct mr_move_stats st;
+	char path[PATH_MAX + 32];
+	unsigned i;
+	FILE *f;
+
+	(void)state;
+	puts_file("proc/8/maps", "00010000-00018000 rw-p 00000000 00:00 0 \n");
+	snprintf(path, sizeof(path), "%s/proc/8/pagemap", fixture);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0x10 * 8, SEEK_SET), 0);
+	for (i = 0; i < 8; i++) {
+		uint64_t e = frame[i] ? (UINT64_C(1) << 63) | frame[i] : 0;
+
+		assert_int_equal(fwrite(&e, 8, 1, f), 1);
+	}
+	fclose(f);
+	memset(busy_seen, 0, sizeof(busy_seen));
+	move_calls = query_calls = 0;
+	assert_int_equal(mr_move_pid(&o, &st), 0);
+	assert_int_equal(st.pages, 2);
+	assert_int_equal(st.to_move, 2);
+	assert_int_equal(st.moved, 2);
+	assert_int_equal(st.busy_retried, 1);
+	assert_int_equal(mr_move_failed_pages(&st), 0);
+	assert_int_equal(query_calls, 1);
+
+	/* Frames hidden (not root): the region's pages cannot be found. */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0x10 * 8, SEEK_SET), 0);
+	for (i = 0; i < 8; i++) {
+		uint64_t e = UINT64_C(1) << 63;
+
+		assert_int_equal(fwrite(&e, 8, 1, f), 1);
+	}
+	fclose(f);
+	assert_int_equal(mr_move_pid(&o, &st), -EPERM);
+	assert_string_equal(mr_last_error(), "pid 8: page frames are hidden (not root): the "
+			    "pages in a region cannot be found");
+}
+
 /* ---------------------------------------------------------------- offline */
 
 static void block(unsigned n, const char *state, const char *zones)
@@ -506,6 +560,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_where_pagemap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_where_numa_maps_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_move_accounting, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_move_region_filter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offline_plan, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_apply_refusal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_apply_rollback, setup, teardown),

@@ -25,7 +25,7 @@ B3=$(region_blocks "$R3")
 echo "DIMM regions: $R2 (node 2: $B2), $R3 (node 3: $B3)"
 
 memregctl plan --regions 2 -o /tmp/evac.plan || fail "plan failed"
-ID=$(tr -d ' \n\t' </tmp/evac.plan | sed 's/.*"format":"memreg-plan","version":1,"id":"\([0-9a-f]*\)".*/\1/')
+ID=$(tr -d ' \n\t' </tmp/evac.plan | sed 's/.*"format":"memreg-plan","version":2,"id":"\([0-9a-f]*\)".*/\1/')
 SEL=$(tr -d ' \n\t' </tmp/evac.plan | sed -n 's/.*"selected":{"regions":\[\([0-9,]*\)\].*/\1/p')
 echo "plan $ID selects $SEL"
 # the two cost the same to within a page: either may come first
