@@ -86,6 +86,59 @@ static void print_interval(FILE *f, const char *cfg, const char *row,
 		o->lo_pct, o->hi_pct, o->distinguishable ? "" : " not distinguishable");
 }
 
+/*
+ * Which regions held the workload's data, per workload and configuration: each
+ * measured run's set (the last sample before it ended), the same sets counted once:
+ *   regions holding the data (region ids; runs)
+ *   stairs orig 0-3 (3 runs)  alloc 0-1 (2 runs), 0-2 (1 run)
+ */
+static void print_regions_held(FILE *f, const struct mr_bench *b)
+{
+	unsigned wi, ci, k, j;
+	bool any = false;
+
+	for (k = 0; k < b->nr_runs && !any; k++)
+		any = !b->run[k].warmup && b->run[k].regions_held[0];
+	if (!any)
+		return;
+	fprintf(f, "regions holding the data (region ids, the last sample of each run; runs)\n");
+	for (wi = 0; wi < b->nr_workloads; wi++) {
+		fprintf(f, "%s", b->workloads[wi].name);
+		for (ci = 0; ci < b->nr_configs; ci++) {
+			bool first = true;
+
+			fprintf(f, " %s", b->configs[ci].name);
+			for (k = 0; k < b->nr_runs; k++) {
+				const struct mr_bench_run *r = &b->run[k];
+				unsigned n = 0;
+
+				if (r->warmup || r->workload != wi || r->config != ci)
+					continue;
+				/* counted at its first appearance only */
+				for (j = 0; j < k; j++)
+					if (!b->run[j].warmup && b->run[j].workload == wi &&
+					    b->run[j].config == ci &&
+					    !strcmp(b->run[j].regions_held, r->regions_held))
+						break;
+				if (j < k)
+					continue;
+				for (j = k; j < b->nr_runs; j++)
+					n += !b->run[j].warmup && b->run[j].workload == wi &&
+					     b->run[j].config == ci &&
+					     !strcmp(b->run[j].regions_held, r->regions_held);
+				fprintf(f, "%s%s (%u run%s)", first ? " " : ", ",
+					r->regions_held[0] ? r->regions_held : "unknown", n,
+					n == 1 ? "" : "s");
+				first = false;
+			}
+			if (first)
+				fprintf(f, " -");
+		}
+		fprintf(f, "\n");
+	}
+	fprintf(f, "\n");
+}
+
 void mr_bench_print_tables(FILE *f, const struct mr_bench *b)
 {
 	unsigned m, ci, wi;
@@ -148,6 +201,7 @@ void mr_bench_print_tables(FILE *f, const struct mr_bench *b)
 			}
 		fprintf(f, "\n");
 	}
+	print_regions_held(f, b);
 	if (b->nr_notes) {
 		unsigned i;
 
@@ -204,6 +258,9 @@ char *mr_bench_json(const struct mr_bench *b)
 		json_object_object_add(o, "preload", str(c->preload));
 		json_object_object_add(o, "setup", str(c->setup));
 		json_object_object_add(o, "teardown", str(c->teardown));
+		json_object_object_add(o, "schemes", str(c->schemes));
+		json_object_object_add(o, "backend", str(c->backend));
+		json_object_object_add(o, "plan", str(c->plan));
 		json_object_array_add(a, o);
 	}
 	json_object_object_add(root, "configs", a);
@@ -237,6 +294,10 @@ char *mr_bench_json(const struct mr_bench *b)
 			json_object_object_add(o, "exit_status", json_object_new_int(r->exit_status));
 			json_object_object_add(o, "setup_s", num(r->setup_s));
 			json_object_object_add(o, "teardown_s", num(r->teardown_s));
+			json_object_object_add(o, "regions_held", str(r->regions_held[0] ?
+								     r->regions_held : NULL));
+			json_object_object_add(o, "evac_bytes_moved", num(r->evac_bytes));
+			json_object_object_add(o, "evac_s", num(r->evac_s));
 			for (m = 0; m < NR_MR_BENCH_METRICS; m++)
 				json_object_object_add(o, mr_bench_metric_info[m].key, num(r->m[m]));
 			json_object_array_add(a, o);
@@ -313,7 +374,7 @@ void mr_bench_print_csv(FILE *f, const struct mr_bench *b)
 	fprintf(f, "order,round,warmup,workload,config,start_unix_s,exit_status,setup_s,teardown_s");
 	for (m = 0; m < NR_MR_BENCH_METRICS; m++)
 		fprintf(f, ",%s", mr_bench_metric_info[m].key);
-	fprintf(f, "\n");
+	fprintf(f, ",regions_held,evac_bytes_moved,evac_s\n");
 	for (k = 0; k < b->nr_runs; k++) {
 		const struct mr_bench_run *r = &b->run[k];
 
@@ -332,6 +393,14 @@ void mr_bench_print_csv(FILE *f, const struct mr_bench *b)
 			if (!isnan(r->m[m]))
 				fprintf(f, "%.6f", r->m[m]);
 		}
+		fputc(',', f);
+		csv_field(f, r->regions_held);
+		fputc(',', f);
+		if (!isnan(r->evac_bytes))
+			fprintf(f, "%.0f", r->evac_bytes);
+		fputc(',', f);
+		if (!isnan(r->evac_s))
+			fprintf(f, "%.6f", r->evac_s);
 		fprintf(f, "\n");
 	}
 }
