@@ -201,6 +201,11 @@ int mr_bench_locate(struct mr_bench *b)
 		snprintf(path, sizeof(path), "%s/../.libs/libmemreg.so", exe);
 		if (!is_file(path))
 			snprintf(path, sizeof(path), "%s/../../.libs/libmemreg.so", exe);
+		/* an installed tree moved from its configured prefix (make install
+		 * prefix=/usr DESTDIR=..., as the lab stages it): PREFIX/bin beside
+		 * PREFIX/lib */
+		if (!is_file(path))
+			snprintf(path, sizeof(path), "%s/../lib/libmemreg.so", exe);
 		if (is_file(path)) {
 			b->libmemreg = realpath(path, NULL);
 			return 0;
@@ -755,6 +760,10 @@ static int measure(struct mr_bench *b, struct mr_energy_source *src, unsigned wi
 			argv[n++] = c->schemes;
 			argv[n++] = "--backend";
 			argv[n++] = c->backend;
+			if (b->control_attrs) {
+				argv[n++] = "--attrs";
+				argv[n++] = b->control_attrs;
+			}
 			if (b->apply)
 				argv[n++] = "--apply";
 			argv[n++] = "--";
@@ -942,7 +951,8 @@ static int check_config(struct mr_bench *b, struct mr_bench_config *c)
 		if (control_backend(c, b->backend))
 			return -ENOTSUP;
 		snprintf(note, sizeof(note), "the controller: memregctl control --schemes %s "
-			 "--backend %s%s", c->schemes, c->backend,
+			 "--backend %s%s%s%s", c->schemes, c->backend,
+			 b->control_attrs ? " --attrs " : "", b->control_attrs ? b->control_attrs : "",
 			 b->apply ? " --apply" : " (a dry run: the schemes count what they would "
 			 "do; --apply to act)");
 		free(c->note);
@@ -982,8 +992,8 @@ static void load_regions(struct mr_bench *b)
 {
 	struct bench_regions *br = calloc(1, sizeof(*br));
 	char map_why[512], dmi_why[512];
-	const struct mr_region *r;
-	int nodes = 0, last = -2;
+	const struct mr_region *r, *q;
+	int nodes = 0;
 
 	if (!br)
 		return;
@@ -995,11 +1005,12 @@ static void load_regions(struct mr_bench *b)
 		return;
 	}
 	b->regions = br;
-	mr_for_each_region(&br->map, r)
-		if (r->node != last) {
-			nodes++;
-			last = r->node;
-		}
+	/* distinct nodes: regions come in address order, nodes may repeat */
+	mr_for_each_region(&br->map, r) {
+		for (q = br->map.regions; q < r && q->node != r->node; q++)
+			;
+		nodes += q == r;
+	}
 	if (nodes <= 1 && br->map.source != MR_SOURCE_MPST)
 		snprintf(b->map_note, sizeof(b->map_note), "region map: %u regions (%s) on one "
 			 "NUMA node and no MPST table: a virtual window, slices of this "

@@ -165,6 +165,7 @@ struct mr_bench {
 	bool phys;		/* --phys: a physical record beside every measured run */
 	const char *schemes;	/* --schemes FILE: control's default */
 	const char *backend;	/* --control-backend: control's default */
+	const char *control_attrs; /* --control-attrs: control's --attrs (NULL: its own) */
 	const char *plan;	/* --plan FILE: evac's default */
 	void *regions;		/* the region map and power model (run.c), NULL: none */
 	char map_note[256];	/* what the region map is, for the notes */

@@ -61,6 +61,7 @@ static void usage(FILE *f)
 "      --schemes FILE  control's schemes (memregctl-control(1))\n"
 "      --control-backend NAME  control's monitor backend (default: what\n"
 "                      memregctl record picks for a command it starts)\n"
+"      --control-attrs LIST  control's --attrs (sample,aggr,update,min,max)\n"
 "      --plan FILE     evac's plan (memregctl plan -o FILE)\n"
 "      --phys          record physical memory beside each measured run\n"
 "                      (memregctl record --phys: the kernel's DAMON; needs --apply)\n"
@@ -126,7 +127,7 @@ static char *join_command(int argc, char **argv)
 }
 
 enum { OPT_JSON = 256, OPT_CSV, OPT_TREE, OPT_KCONFIG, OPT_LOADS, OPT_PAUSE, OPT_SCHEMES,
-       OPT_BACKEND, OPT_PLAN, OPT_PHYS, OPT_APPLY };
+       OPT_BACKEND, OPT_CATTRS, OPT_PLAN, OPT_PHYS, OPT_APPLY };
 
 int mr_cmd_bench(int argc, char **argv)
 {
@@ -147,6 +148,7 @@ int mr_cmd_bench(int argc, char **argv)
 		{ "pause", required_argument, NULL, OPT_PAUSE },
 		{ "schemes", required_argument, NULL, OPT_SCHEMES },
 		{ "control-backend", required_argument, NULL, OPT_BACKEND },
+		{ "control-attrs", required_argument, NULL, OPT_CATTRS },
 		{ "plan", required_argument, NULL, OPT_PLAN },
 		{ "phys", no_argument, NULL, OPT_PHYS },
 		{ "apply", no_argument, NULL, OPT_APPLY },
@@ -195,6 +197,7 @@ int mr_cmd_bench(int argc, char **argv)
 			break;
 		case OPT_SCHEMES: b.schemes = optarg; break;
 		case OPT_BACKEND: b.backend = optarg; break;
+		case OPT_CATTRS: b.control_attrs = optarg; break;
 		case OPT_PLAN: b.plan = optarg; break;
 		case OPT_PHYS: b.phys = true; break;
 		case OPT_APPLY: b.apply = true; break;
