@@ -139,6 +139,56 @@ static void print_regions_held(FILE *f, const struct mr_bench *b)
 	fprintf(f, "\n");
 }
 
+/*
+ * The access suite's table: per pattern, the monitor's overhead (rec's user+system
+ * over orig's: the patterns run for fixed times, so the difference is the monitor's
+ * CPU, also as % of one core over rec's elapsed) and its accuracy (the rec records'
+ * median working-set size against the pattern's).
+ */
+static void print_access(FILE *f, const struct mr_bench *b)
+{
+	unsigned wi, ci, orig = b->nr_configs, rec = b->nr_configs;
+	bool any = false;
+
+	for (wi = 0; wi < b->nr_workloads; wi++)
+		any = any || b->workloads[wi].wss_expect_mib > 0;
+	for (ci = 0; ci < b->nr_configs; ci++) {
+		if (b->configs[ci].kind == MR_BENCH_ORIG && orig == b->nr_configs)
+			orig = ci;
+		if (b->configs[ci].kind == MR_BENCH_REC && rec == b->nr_configs)
+			rec = ci;
+	}
+	if (!any || orig == b->nr_configs || rec == b->nr_configs)
+		return;
+	fprintf(f, "access: monitor overhead and accuracy (%s against %s; wss: a region "
+		"counted when accessed in >= 3 samples of an aggregation)\n",
+		b->configs[rec].name, b->configs[orig].name);
+	fprintf(f, "pattern cpu_s(%s) cpu_s(%s) monitor_cpu_s monitor_%%_of_a_core "
+		"wss_p50_mib expected_mib\n", b->configs[orig].name, b->configs[rec].name);
+	for (wi = 0; wi < b->nr_workloads; wi++) {
+		struct mr_bench_summary o, r, e, w;
+
+		if (b->workloads[wi].wss_expect_mib <= 0)
+			continue;
+		mr_bench_summary_of(b, wi, orig, MR_BENCH_CPU_S, &o);
+		mr_bench_summary_of(b, wi, rec, MR_BENCH_CPU_S, &r);
+		mr_bench_summary_of(b, wi, rec, MR_BENCH_ELAPSED_S, &e);
+		mr_bench_summary_of(b, wi, rec, MR_BENCH_WSS_P50_MIB, &w);
+		fprintf(f, "%s", b->workloads[wi].name);
+		if (o.n && r.n && e.n && e.mean > 0)
+			fprintf(f, " %.3f %.3f %.3f %.2f", o.mean, r.mean, r.mean - o.mean,
+				100 * (r.mean - o.mean) / e.mean);
+		else
+			fprintf(f, " - - - -");
+		if (w.n)
+			fprintf(f, " %.3f (%.2f)", w.mean, w.stddev);
+		else
+			fprintf(f, " -");
+		fprintf(f, " %.0f\n", b->workloads[wi].wss_expect_mib);
+	}
+	fprintf(f, "\n");
+}
+
 void mr_bench_print_tables(FILE *f, const struct mr_bench *b)
 {
 	unsigned m, ci, wi;
@@ -202,6 +252,7 @@ void mr_bench_print_tables(FILE *f, const struct mr_bench *b)
 		fprintf(f, "\n");
 	}
 	print_regions_held(f, b);
+	print_access(f, b);
 	if (b->nr_notes) {
 		unsigned i;
 
@@ -497,13 +548,15 @@ static void svg_chart(FILE *f, const struct mr_bench *b, enum mr_bench_metric m,
 	fprintf(f, "</g>\n");
 }
 
-static int write_svg(const struct mr_bench *b, const char *path)
+/* report.svg: every metric's chart (@only == NR_MR_BENCH_METRICS), or one metric's
+ * chart alone (chart-KEY.svg, small enough for a README). */
+static int write_svg(const struct mr_bench *b, const char *path, unsigned only)
 {
 	unsigned m, nr = 0, ci;
 	FILE *f;
 
 	for (m = 0; m < NR_MR_BENCH_METRICS; m++)
-		nr += metric_present(b, m);
+		nr += metric_present(b, m) && (only == NR_MR_BENCH_METRICS || m == only);
 	f = fopen(path, "w");
 	if (!f)
 		return mr_error(-errno, "%s", path);
@@ -523,7 +576,7 @@ static int write_svg(const struct mr_bench *b, const char *path)
 	}
 	nr = 0;
 	for (m = 0; m < NR_MR_BENCH_METRICS; m++)
-		if (metric_present(b, m))
+		if (metric_present(b, m) && (only == NR_MR_BENCH_METRICS || m == only))
 			svg_chart(f, b, m, 50 + (nr++) * SVG_CHART_H);
 	fprintf(f, "</svg>\n");
 	if (ferror(f) | fclose(f))
@@ -551,6 +604,7 @@ static int close_out(FILE *f, const char *path)
 
 int mr_bench_write_report(const struct mr_bench *b, const char *dir)
 {
+	unsigned m;
 	char path[4096];
 	char *json;
 	FILE *f;
@@ -582,8 +636,15 @@ int mr_bench_write_report(const struct mr_bench *b, const char *dir)
 	if ((ret = close_out(f, path)))
 		return ret;
 	snprintf(path, sizeof(path), "%s/report.svg", dir);
-	if ((ret = write_svg(b, path)))
+	if ((ret = write_svg(b, path, NR_MR_BENCH_METRICS)))
 		return ret;
+	for (m = 0; m < NR_MR_BENCH_METRICS; m++) {
+		if (!metric_present(b, m))
+			continue;
+		snprintf(path, sizeof(path), "%s/chart-%s.svg", dir, mr_bench_metric_info[m].key);
+		if ((ret = write_svg(b, path, m)))
+			return ret;
+	}
 	f = open_out(dir, "report.html", path, sizeof(path));
 	if (!f)
 		return -EIO;

@@ -26,6 +26,8 @@
 #include "common/root.h"
 #include "common/util.h"
 #include "monitor/monitor.h"
+#include "monitor/record.h"
+#include "monitor/report.h"
 #include "power/energy.h"
 #include "power/model.h"
 #include "regions/placement.h"
@@ -636,6 +638,34 @@ static int phys_finish(struct mr_bench *b, pid_t pid, const char *path,
 	return 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The access suite's accuracy: the median working-set size of a rec run's record, a
+ * region counted when accessed in at least WSS_MIN_ACCESSES samples of an
+ * aggregation (as docs/monitor.md and the demo read stairs). */
+#define WSS_MIN_ACCESSES 3
+static void rec_wss(const char *path, struct mr_bench_run *r)
+{
+	struct mr_rec rec;
+	uint64_t *wss = NULL;
+
+	memset(&rec, 0, sizeof(rec));
+	if (mr_rec_load(path, &rec) == 0 && rec.nr_snaps &&
+	    mr_report_wss(&rec, WSS_MIN_ACCESSES, &wss) == 0) {
+		qsort(wss, rec.nr_snaps, sizeof(*wss), cmp_u64);
+		r->m[MR_BENCH_WSS_P50_MIB] = (double)mr_report_percentile(wss, rec.nr_snaps, 50) /
+					     (1024.0 * 1024.0);
+	}
+	mr_clear_error();
+	free(wss);
+	mr_rec_free(&rec);
+}
+
 /* The evacuate command: MEMREG_BENCH_EVACUATE (tests put a stand-in there), else
  * this memregctl's `evacuate`. malloc'd. */
 static char *evacuate_cmd(const struct mr_bench *b, const char *args, const char *plan)
@@ -816,6 +846,8 @@ static int measure(struct mr_bench *b, struct mr_energy_source *src, unsigned wi
 		return mr_error_wrap(-EIO, "%s: teardown of %s", w->name, c->name);
 	if (c->kind == MR_BENCH_EVAC && evac_teardown(b, c, w, r))
 		return -EIO;
+	if (c->kind == MR_BENCH_REC && w->wss_expect_mib > 0 && !r->exit_status)
+		rec_wss(recpath, r);
 	if (r->exit_status)
 		return mr_error(-EIO, "%s under %s exited with status %d; its output is in %s",
 				w->name, c->name, r->exit_status, b->log_path);

@@ -28,7 +28,8 @@
 	X(ENERGY_J, "dram_energy_j", NULL, "DRAM energy (J)", "%.3f")		\
 	X(DATA_REGIONS, "data_regions", NULL, "regions holding the workload's data", "%.0f") \
 	X(LOW_POWER_PCT, "low_power_pct", NULL, "region-time in low power (%)", "%.2f") \
-	X(MODEL_ENERGY_J, "model_energy_j", NULL, "DRAM energy, model with residency (J)", "%.3f")
+	X(MODEL_ENERGY_J, "model_energy_j", NULL, "DRAM energy, model with residency (J)", "%.3f") \
+	X(WSS_P50_MIB, "wss_p50_mib", NULL, "working-set size p50 of the rec record (MiB)", "%.3f")
 
 enum mr_bench_metric {
 #define MR_BENCH_X(id, key, kb, title, fmt) MR_BENCH_##id,
@@ -100,6 +101,8 @@ struct mr_bench_config {
  * @profile:	alloc+profile's profile, learned in this workload's training run.
  * @no_warmup:	no warm-up rounds before this workload (kernbench warms up once,
  *		at the optimal load).
+ * @wss_expect_mib: the access suite: the working set the pattern has (stairs 10
+ *		MiB): a rec run's record is read for its p50 (0: not read).
  */
 struct mr_bench_workload {
 	char *name;
@@ -109,6 +112,7 @@ struct mr_bench_workload {
 	char *dir;
 	char *profile;
 	bool no_warmup;
+	double wss_expect_mib;
 };
 
 /*
