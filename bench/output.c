@@ -266,6 +266,12 @@ void mr_bench_print_tables(FILE *f, const struct mr_bench *b)
 	}
 }
 
+/* evac's fields belong to its runs only (other runs' are not set) */
+static bool evac_run(const struct mr_bench *b, const struct mr_bench_run *r)
+{
+	return b->configs[r->config].kind == MR_BENCH_EVAC;
+}
+
 static struct json_object *num(double v)
 {
 	return isnan(v) || isinf(v) ? NULL : json_object_new_double(v);
@@ -347,8 +353,9 @@ char *mr_bench_json(const struct mr_bench *b)
 			json_object_object_add(o, "teardown_s", num(r->teardown_s));
 			json_object_object_add(o, "regions_held", str(r->regions_held[0] ?
 								     r->regions_held : NULL));
-			json_object_object_add(o, "evac_bytes_moved", num(r->evac_bytes));
-			json_object_object_add(o, "evac_s", num(r->evac_s));
+			json_object_object_add(o, "evac_bytes_moved",
+					       evac_run(b, r) ? num(r->evac_bytes) : NULL);
+			json_object_object_add(o, "evac_s", evac_run(b, r) ? num(r->evac_s) : NULL);
 			for (m = 0; m < NR_MR_BENCH_METRICS; m++)
 				json_object_object_add(o, mr_bench_metric_info[m].key, num(r->m[m]));
 			json_object_array_add(a, o);
@@ -447,10 +454,10 @@ void mr_bench_print_csv(FILE *f, const struct mr_bench *b)
 		fputc(',', f);
 		csv_field(f, r->regions_held);
 		fputc(',', f);
-		if (!isnan(r->evac_bytes))
+		if (evac_run(b, r) && !isnan(r->evac_bytes))
 			fprintf(f, "%.0f", r->evac_bytes);
 		fputc(',', f);
-		if (!isnan(r->evac_s))
+		if (evac_run(b, r) && !isnan(r->evac_s))
 			fprintf(f, "%.6f", r->evac_s);
 		fprintf(f, "\n");
 	}
