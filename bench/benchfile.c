@@ -36,6 +36,7 @@ static int base_kind(const char *name, enum mr_bench_kind *kind)
 	static const struct { const char *name; enum mr_bench_kind kind; } kinds[] = {
 		{ "orig", MR_BENCH_ORIG }, { "alloc", MR_BENCH_ALLOC },
 		{ "alloc+profile", MR_BENCH_ALLOC_PROFILE }, { "rec", MR_BENCH_REC },
+		{ "control", MR_BENCH_CONTROL }, { "evac", MR_BENCH_EVAC },
 	};
 	unsigned i;
 
@@ -126,14 +127,26 @@ int mr_bench_read_file(struct mr_bench *b, const char *path)
 				ret = set_str(&c->teardown, val);
 			} else if (!strcmp(key, "note")) {
 				ret = set_str(&c->note, val);
+			} else if (!strcmp(key, "schemes")) {
+				/* schemes make a configuration the controller's */
+				ret = set_str(&c->schemes, val);
+				if (c->kind == MR_BENCH_USER)
+					c->kind = MR_BENCH_CONTROL;
+			} else if (!strcmp(key, "backend")) {
+				ret = set_str(&c->backend, val);
+			} else if (!strcmp(key, "plan")) {
+				ret = set_str(&c->plan, val);
+				if (c->kind == MR_BENCH_USER)
+					c->kind = MR_BENCH_EVAC;
 			} else if (!strcmp(key, "base")) {
 				if (base_kind(val, &c->kind))
 					ret = mr_error(-EINVAL, "%s:%u: base is orig, alloc, "
-						       "alloc+profile or rec, not '%s'", path,
-						       lineno, val);
+						       "alloc+profile, rec, control or evac, not "
+						       "'%s'", path, lineno, val);
 			} else {
 				ret = mr_error(-EINVAL, "%s:%u: unknown directive '%s' in config %s "
-					       "(env, preload, setup, teardown, note, base)",
+					       "(env, preload, setup, teardown, note, base, schemes, "
+					       "backend, plan)",
 					       path, lineno, key, c->name);
 			}
 		} else if (w) {

@@ -86,6 +86,109 @@ static void print_interval(FILE *f, const char *cfg, const char *row,
 		o->lo_pct, o->hi_pct, o->distinguishable ? "" : " not distinguishable");
 }
 
+/*
+ * Which regions held the workload's data, per workload and configuration: each
+ * measured run's set (the last sample before it ended), the same sets counted once:
+ *   regions holding the data (region ids; runs)
+ *   stairs orig 0-3 (3 runs)  alloc 0-1 (2 runs), 0-2 (1 run)
+ */
+static void print_regions_held(FILE *f, const struct mr_bench *b)
+{
+	unsigned wi, ci, k, j;
+	bool any = false;
+
+	for (k = 0; k < b->nr_runs && !any; k++)
+		any = !b->run[k].warmup && b->run[k].regions_held[0];
+	if (!any)
+		return;
+	fprintf(f, "regions holding the data (region ids, the last sample of each run; runs)\n");
+	for (wi = 0; wi < b->nr_workloads; wi++) {
+		fprintf(f, "%s", b->workloads[wi].name);
+		for (ci = 0; ci < b->nr_configs; ci++) {
+			bool first = true;
+
+			fprintf(f, " %s", b->configs[ci].name);
+			for (k = 0; k < b->nr_runs; k++) {
+				const struct mr_bench_run *r = &b->run[k];
+				unsigned n = 0;
+
+				if (r->warmup || r->workload != wi || r->config != ci)
+					continue;
+				/* counted at its first appearance only */
+				for (j = 0; j < k; j++)
+					if (!b->run[j].warmup && b->run[j].workload == wi &&
+					    b->run[j].config == ci &&
+					    !strcmp(b->run[j].regions_held, r->regions_held))
+						break;
+				if (j < k)
+					continue;
+				for (j = k; j < b->nr_runs; j++)
+					n += !b->run[j].warmup && b->run[j].workload == wi &&
+					     b->run[j].config == ci &&
+					     !strcmp(b->run[j].regions_held, r->regions_held);
+				fprintf(f, "%s%s (%u run%s)", first ? " " : ", ",
+					r->regions_held[0] ? r->regions_held : "unknown", n,
+					n == 1 ? "" : "s");
+				first = false;
+			}
+			if (first)
+				fprintf(f, " -");
+		}
+		fprintf(f, "\n");
+	}
+	fprintf(f, "\n");
+}
+
+/*
+ * The access suite's table: per pattern, the monitor's overhead (rec's user+system
+ * over orig's: the patterns run for fixed times, so the difference is the monitor's
+ * CPU, also as % of one core over rec's elapsed) and its accuracy (the rec records'
+ * median working-set size against the pattern's).
+ */
+static void print_access(FILE *f, const struct mr_bench *b)
+{
+	unsigned wi, ci, orig = b->nr_configs, rec = b->nr_configs;
+	bool any = false;
+
+	for (wi = 0; wi < b->nr_workloads; wi++)
+		any = any || b->workloads[wi].wss_expect_mib > 0;
+	for (ci = 0; ci < b->nr_configs; ci++) {
+		if (b->configs[ci].kind == MR_BENCH_ORIG && orig == b->nr_configs)
+			orig = ci;
+		if (b->configs[ci].kind == MR_BENCH_REC && rec == b->nr_configs)
+			rec = ci;
+	}
+	if (!any || orig == b->nr_configs || rec == b->nr_configs)
+		return;
+	fprintf(f, "access: monitor overhead and accuracy (%s against %s; wss: a region "
+		"counted when accessed in >= 3 samples of an aggregation)\n",
+		b->configs[rec].name, b->configs[orig].name);
+	fprintf(f, "pattern cpu_s(%s) cpu_s(%s) monitor_cpu_s monitor_%%_of_a_core "
+		"wss_p50_mib expected_mib\n", b->configs[orig].name, b->configs[rec].name);
+	for (wi = 0; wi < b->nr_workloads; wi++) {
+		struct mr_bench_summary o, r, e, w;
+
+		if (b->workloads[wi].wss_expect_mib <= 0)
+			continue;
+		mr_bench_summary_of(b, wi, orig, MR_BENCH_CPU_S, &o);
+		mr_bench_summary_of(b, wi, rec, MR_BENCH_CPU_S, &r);
+		mr_bench_summary_of(b, wi, rec, MR_BENCH_ELAPSED_S, &e);
+		mr_bench_summary_of(b, wi, rec, MR_BENCH_WSS_P50_MIB, &w);
+		fprintf(f, "%s", b->workloads[wi].name);
+		if (o.n && r.n && e.n && e.mean > 0)
+			fprintf(f, " %.3f %.3f %.3f %.2f", o.mean, r.mean, r.mean - o.mean,
+				100 * (r.mean - o.mean) / e.mean);
+		else
+			fprintf(f, " - - - -");
+		if (w.n)
+			fprintf(f, " %.3f (%.2f)", w.mean, w.stddev);
+		else
+			fprintf(f, " -");
+		fprintf(f, " %.0f\n", b->workloads[wi].wss_expect_mib);
+	}
+	fprintf(f, "\n");
+}
+
 void mr_bench_print_tables(FILE *f, const struct mr_bench *b)
 {
 	unsigned m, ci, wi;
@@ -148,6 +251,8 @@ void mr_bench_print_tables(FILE *f, const struct mr_bench *b)
 			}
 		fprintf(f, "\n");
 	}
+	print_regions_held(f, b);
+	print_access(f, b);
 	if (b->nr_notes) {
 		unsigned i;
 
@@ -159,6 +264,12 @@ void mr_bench_print_tables(FILE *f, const struct mr_bench *b)
 		for (i = 0; i < b->nr_notes; i++)
 			fprintf(f, "  %s\n", b->notes[i]);
 	}
+}
+
+/* evac's fields belong to its runs only (other runs' are not set) */
+static bool evac_run(const struct mr_bench *b, const struct mr_bench_run *r)
+{
+	return b->configs[r->config].kind == MR_BENCH_EVAC;
 }
 
 static struct json_object *num(double v)
@@ -204,6 +315,9 @@ char *mr_bench_json(const struct mr_bench *b)
 		json_object_object_add(o, "preload", str(c->preload));
 		json_object_object_add(o, "setup", str(c->setup));
 		json_object_object_add(o, "teardown", str(c->teardown));
+		json_object_object_add(o, "schemes", str(c->schemes));
+		json_object_object_add(o, "backend", str(c->backend));
+		json_object_object_add(o, "plan", str(c->plan));
 		json_object_array_add(a, o);
 	}
 	json_object_object_add(root, "configs", a);
@@ -237,6 +351,11 @@ char *mr_bench_json(const struct mr_bench *b)
 			json_object_object_add(o, "exit_status", json_object_new_int(r->exit_status));
 			json_object_object_add(o, "setup_s", num(r->setup_s));
 			json_object_object_add(o, "teardown_s", num(r->teardown_s));
+			json_object_object_add(o, "regions_held", str(r->regions_held[0] ?
+								     r->regions_held : NULL));
+			json_object_object_add(o, "evac_bytes_moved",
+					       evac_run(b, r) ? num(r->evac_bytes) : NULL);
+			json_object_object_add(o, "evac_s", evac_run(b, r) ? num(r->evac_s) : NULL);
 			for (m = 0; m < NR_MR_BENCH_METRICS; m++)
 				json_object_object_add(o, mr_bench_metric_info[m].key, num(r->m[m]));
 			json_object_array_add(a, o);
@@ -313,7 +432,7 @@ void mr_bench_print_csv(FILE *f, const struct mr_bench *b)
 	fprintf(f, "order,round,warmup,workload,config,start_unix_s,exit_status,setup_s,teardown_s");
 	for (m = 0; m < NR_MR_BENCH_METRICS; m++)
 		fprintf(f, ",%s", mr_bench_metric_info[m].key);
-	fprintf(f, "\n");
+	fprintf(f, ",regions_held,evac_bytes_moved,evac_s\n");
 	for (k = 0; k < b->nr_runs; k++) {
 		const struct mr_bench_run *r = &b->run[k];
 
@@ -332,6 +451,14 @@ void mr_bench_print_csv(FILE *f, const struct mr_bench *b)
 			if (!isnan(r->m[m]))
 				fprintf(f, "%.6f", r->m[m]);
 		}
+		fputc(',', f);
+		csv_field(f, r->regions_held);
+		fputc(',', f);
+		if (evac_run(b, r) && !isnan(r->evac_bytes))
+			fprintf(f, "%.0f", r->evac_bytes);
+		fputc(',', f);
+		if (evac_run(b, r) && !isnan(r->evac_s))
+			fprintf(f, "%.6f", r->evac_s);
 		fprintf(f, "\n");
 	}
 }
@@ -428,13 +555,15 @@ static void svg_chart(FILE *f, const struct mr_bench *b, enum mr_bench_metric m,
 	fprintf(f, "</g>\n");
 }
 
-static int write_svg(const struct mr_bench *b, const char *path)
+/* report.svg: every metric's chart (@only == NR_MR_BENCH_METRICS), or one metric's
+ * chart alone (chart-KEY.svg, small enough for a README). */
+static int write_svg(const struct mr_bench *b, const char *path, unsigned only)
 {
 	unsigned m, nr = 0, ci;
 	FILE *f;
 
 	for (m = 0; m < NR_MR_BENCH_METRICS; m++)
-		nr += metric_present(b, m);
+		nr += metric_present(b, m) && (only == NR_MR_BENCH_METRICS || m == only);
 	f = fopen(path, "w");
 	if (!f)
 		return mr_error(-errno, "%s", path);
@@ -454,7 +583,7 @@ static int write_svg(const struct mr_bench *b, const char *path)
 	}
 	nr = 0;
 	for (m = 0; m < NR_MR_BENCH_METRICS; m++)
-		if (metric_present(b, m))
+		if (metric_present(b, m) && (only == NR_MR_BENCH_METRICS || m == only))
 			svg_chart(f, b, m, 50 + (nr++) * SVG_CHART_H);
 	fprintf(f, "</svg>\n");
 	if (ferror(f) | fclose(f))
@@ -482,6 +611,7 @@ static int close_out(FILE *f, const char *path)
 
 int mr_bench_write_report(const struct mr_bench *b, const char *dir)
 {
+	unsigned m;
 	char path[4096];
 	char *json;
 	FILE *f;
@@ -513,8 +643,15 @@ int mr_bench_write_report(const struct mr_bench *b, const char *dir)
 	if ((ret = close_out(f, path)))
 		return ret;
 	snprintf(path, sizeof(path), "%s/report.svg", dir);
-	if ((ret = write_svg(b, path)))
+	if ((ret = write_svg(b, path, NR_MR_BENCH_METRICS)))
 		return ret;
+	for (m = 0; m < NR_MR_BENCH_METRICS; m++) {
+		if (!metric_present(b, m))
+			continue;
+		snprintf(path, sizeof(path), "%s/chart-%s.svg", dir, mr_bench_metric_info[m].key);
+		if ((ret = write_svg(b, path, m)))
+			return ret;
+	}
 	f = open_out(dir, "report.html", path, sizeof(path));
 	if (!f)
 		return -EIO;

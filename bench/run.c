@@ -3,10 +3,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,10 +20,23 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "bench/run.h"
 #include "common/root.h"
 #include "common/util.h"
+#include "monitor/monitor.h"
+#include "monitor/record.h"
+#include "monitor/report.h"
 #include "power/energy.h"
+#include "power/model.h"
+#include "regions/placement.h"
+
+/* The machine's region map and its power model, loaded once per bench. */
+struct bench_regions {
+	struct mr_region_map map;
+	struct mr_power_model model;
+};
 
 const struct mr_bench_metric_info mr_bench_metric_info[NR_MR_BENCH_METRICS] = {
 #define MR_BENCH_X(id, key, kb, title, fmt) [MR_BENCH_##id] = { key, kb, title, fmt },
@@ -41,6 +56,10 @@ static const struct {
 	  "libmemreg.so with a profile learned in a separate training run" },
 	{ "rec", MR_BENCH_REC,
 	  "monitoring only: memregctl record (backend auto) of the workload's top process" },
+	{ "control", MR_BENCH_CONTROL,
+	  "the controller: memregctl control with the schemes given" },
+	{ "evac", MR_BENCH_EVAC,
+	  "memregctl evacuate --apply of a plan before each run, --undo after" },
 };
 
 static char *xstrdup(const char *s)
@@ -124,7 +143,7 @@ int mr_bench_add_builtin(struct mr_bench *b, const char *name)
 		return 0;
 	}
 	return mr_error(-EINVAL, "unknown configuration '%s' (built in: orig, alloc, "
-			"alloc+profile, rec; others from --bench-file)", name);
+			"alloc+profile, rec, control, evac; others from --bench-file)", name);
 }
 
 struct mr_bench_workload *mr_bench_new_workload(struct mr_bench *b, const char *name,
@@ -184,6 +203,11 @@ int mr_bench_locate(struct mr_bench *b)
 		snprintf(path, sizeof(path), "%s/../.libs/libmemreg.so", exe);
 		if (!is_file(path))
 			snprintf(path, sizeof(path), "%s/../../.libs/libmemreg.so", exe);
+		/* an installed tree moved from its configured prefix (make install
+		 * prefix=/usr DESTDIR=..., as the lab stages it): PREFIX/bin beside
+		 * PREFIX/lib */
+		if (!is_file(path))
+			snprintf(path, sizeof(path), "%s/../lib/libmemreg.so", exe);
 		if (is_file(path)) {
 			b->libmemreg = realpath(path, NULL);
 			return 0;
@@ -233,17 +257,32 @@ static int run_shell(struct mr_bench *b, const char *dir, const char *cmd, doubl
 }
 
 /*
- * memused.avg as the DAMOS evaluation measures it: MemTotal - MemFree of the whole
- * machine, sampled each second while the run lasts (and once at its start, so a run
- * shorter than a second has one sample), averaged, KiB.
+ * The sampler: memused.avg as the DAMOS evaluation measures it (MemTotal - MemFree of
+ * the whole machine, sampled each second while the run lasts, and once at its start,
+ * so a run shorter than a second has one sample, averaged, KiB), and every
+ * SAMPLE_MS where the workload's processes hold their pages: the resident bytes of
+ * each process of its tree by region (mr_where_pid: pagemap frames, as `memregctl
+ * where`), added up. The last sample taken before the workload ended is "the
+ * regions holding its data" (at the end its memory is gone: a sample is the closest).
  */
-struct memused {
+#define SAMPLE_MS		500
+#define MEMUSED_EVERY		(1000 / SAMPLE_MS)
+#define TREE_MAX_PIDS		4096
+
+struct sampler {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop;
 	double sum_kib;
 	unsigned n;
+	/* where the workload's pages are (map NULL: not sampled) */
+	const struct mr_region_map *map;
+	pid_t pid;		/* the workload's process */
+	bool skip_top;		/* @pid is memregctl record/control: count its children only */
+	uint64_t *bytes;	/* last sample, per region (map->nr_regions) */
+	bool have_bytes;	/* a sample placed every byte on a region */
+	bool unplaced;		/* a sample could not place bytes (frames hidden) */
 };
 
 static int memused_sample(double *kib)
@@ -273,60 +312,186 @@ static int memused_sample(double *kib)
 	return 0;
 }
 
-static void *memused_thread(void *arg)
+/* Add the children of every thread of @pid (/proc/PID/task/TID/children) to @pids. */
+static void tree_children(pid_t pid, pid_t *pids, unsigned *nr)
 {
-	struct memused *mu = arg;
+	char path[64], *data, *p, *end;
+	struct dirent *de;
+	size_t len;
+	DIR *d;
+
+	d = mr_root_opendir(mr_pathf(path, sizeof(path), "/proc/%d/task", (int)pid));
+	if (!d) {
+		mr_clear_error();
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		data = NULL;
+		if (mr_root_read_file(mr_pathf(path, sizeof(path), "/proc/%d/task/%s/children",
+					       (int)pid, de->d_name), 1 << 20, &data, &len)) {
+			mr_clear_error();
+			continue;
+		}
+		for (p = data; *nr < TREE_MAX_PIDS; p = end) {
+			long v = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			if (v > 0)
+				pids[(*nr)++] = (pid_t)v;
+		}
+		free(data);
+	}
+	closedir(d);
+}
+
+/* One placement sample of the workload's process tree into @s->bytes. */
+static void where_sample(struct sampler *s)
+{
+	pid_t *pids = malloc(TREE_MAX_PIDS * sizeof(*pids));
+	uint64_t *sum;
+	unsigned nr = 0, i, k, counted = 0;
+	bool unplaced = false;
+
+	if (!pids)
+		return;
+	pids[nr++] = s->pid;
+	for (i = 0; i < nr && nr < TREE_MAX_PIDS; i++)
+		tree_children(pids[i], pids, &nr);
+	sum = calloc(s->map->nr_regions ? s->map->nr_regions : 1, sizeof(*sum));
+	if (!sum) {
+		free(pids);
+		return;
+	}
+	for (i = s->skip_top ? 1 : 0; i < nr; i++) {
+		struct mr_where w;
+
+		/* a process that ended meanwhile is not counted */
+		if (mr_where_pid(s->map, pids[i], &w)) {
+			mr_clear_error();
+			continue;
+		}
+		for (k = 0; k < s->map->nr_regions; k++)
+			sum[k] += w.region_bytes[k];
+		unplaced = unplaced || w.unplaced_bytes;
+		counted++;
+		mr_where_destroy(&w);
+	}
+	if (counted) {
+		pthread_mutex_lock(&s->lock);
+		memcpy(s->bytes, sum, s->map->nr_regions * sizeof(*sum));
+		s->have_bytes = true;
+		s->unplaced = unplaced;
+		pthread_mutex_unlock(&s->lock);
+	}
+	free(sum);
+	free(pids);
+}
+
+static void *sampler_thread(void *arg)
+{
+	struct sampler *s = arg;
 	struct timespec until;
+	unsigned tick;
 	double kib;
 
-	pthread_mutex_lock(&mu->lock);
+	pthread_mutex_lock(&s->lock);
 	clock_gettime(CLOCK_MONOTONIC, &until);
-	while (!mu->stop) {
-		pthread_mutex_unlock(&mu->lock);
-		if (memused_sample(&kib) == 0) {
-			mu->sum_kib += kib;
-			mu->n++;
+	for (tick = 0; !s->stop; tick++) {
+		pthread_mutex_unlock(&s->lock);
+		if (tick % MEMUSED_EVERY == 0 && memused_sample(&kib) == 0) {
+			s->sum_kib += kib;
+			s->n++;
 		}
-		pthread_mutex_lock(&mu->lock);
-		until.tv_sec += 1;
-		while (!mu->stop &&
-		       pthread_cond_timedwait(&mu->cond, &mu->lock, &until) != ETIMEDOUT)
+		/* the first tick is the fork: nothing of the workload's is there yet */
+		if (s->map && tick)
+			where_sample(s);
+		pthread_mutex_lock(&s->lock);
+		until.tv_nsec += SAMPLE_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		while (!s->stop &&
+		       pthread_cond_timedwait(&s->cond, &s->lock, &until) != ETIMEDOUT)
 			;
 	}
-	pthread_mutex_unlock(&mu->lock);
+	pthread_mutex_unlock(&s->lock);
 	return NULL;
 }
 
-static int memused_start(struct memused *mu)
+static int sampler_start(struct sampler *s, const struct mr_region_map *map, pid_t pid,
+			 bool skip_top)
 {
 	pthread_condattr_t ca;
 	sigset_t all, old;
 	int err;
 
-	memset(mu, 0, sizeof(*mu));
-	pthread_mutex_init(&mu->lock, NULL);
+	memset(s, 0, sizeof(*s));
+	s->pid = pid;
+	s->skip_top = skip_top;
+	if (map && (s->bytes = calloc(map->nr_regions ? map->nr_regions : 1,
+				      sizeof(*s->bytes))))
+		s->map = map;
+	pthread_mutex_init(&s->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&mu->cond, &ca);
+	pthread_cond_init(&s->cond, &ca);
 	pthread_condattr_destroy(&ca);
 	/* Signals stay with the main thread. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&mu->thread, NULL, memused_thread, mu);
+	err = pthread_create(&s->thread, NULL, sampler_thread, s);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return err ? mr_error(-err, "memused sampling thread") : 0;
+	if (err)
+		free(s->bytes);
+	return err ? mr_error(-err, "sampling thread") : 0;
 }
 
-static double memused_stop(struct memused *mu)
+/* "0-2,5": the ids of the regions with bytes, in @buf. The count. */
+static unsigned region_list(const uint64_t *bytes, unsigned nr, char *buf, size_t len)
 {
-	pthread_mutex_lock(&mu->lock);
-	mu->stop = true;
-	pthread_cond_signal(&mu->cond);
-	pthread_mutex_unlock(&mu->lock);
-	pthread_join(mu->thread, NULL);
-	pthread_mutex_destroy(&mu->lock);
-	pthread_cond_destroy(&mu->cond);
-	return mu->n ? mu->sum_kib / mu->n : NAN;
+	unsigned i, j, count = 0;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < nr; i = j) {
+		if (!bytes[i]) {
+			j = i + 1;
+			continue;
+		}
+		for (j = i + 1; j < nr && bytes[j]; j++)
+			;
+		count += j - i;
+		if (used < len)
+			used += (size_t)snprintf(buf + used, len - used, "%s%u", used ? "," : "", i);
+		if (j - i > 1 && used < len)
+			used += (size_t)snprintf(buf + used, len - used, "-%u", j - 1);
+	}
+	return count;
+}
+
+/* Stop sampling: memused.avg in @r, and the regions of the last placement sample. */
+static void sampler_stop(struct sampler *s, struct mr_bench_run *r)
+{
+	pthread_mutex_lock(&s->lock);
+	s->stop = true;
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->thread, NULL);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->cond);
+	r->m[MR_BENCH_MEMUSED_AVG_KIB] = s->n ? s->sum_kib / s->n : NAN;
+	r->regions_held[0] = '\0';
+	/* bytes the frames could not place (numa_maps on a node of several regions)
+	 * leave the count unknown */
+	if (s->map && s->have_bytes && !s->unplaced)
+		r->m[MR_BENCH_DATA_REGIONS] = region_list(s->bytes, s->map->nr_regions,
+							  r->regions_held,
+							  sizeof(r->regions_held));
+	free(s->bytes);
 }
 
 static void child_env(const struct mr_bench *b, const struct mr_bench_config *c,
@@ -345,7 +510,8 @@ static void child_env(const struct mr_bench *b, const struct mr_bench_config *c,
 		setenv("LD_PRELOAD", b->libmemreg, 1);
 		break;
 	case MR_BENCH_REC:
-		break;	/* a preload would go into memregctl record itself */
+	case MR_BENCH_CONTROL:
+		break;	/* a preload would go into memregctl record/control itself */
 	default:
 		if (c->preload)
 			setenv("LD_PRELOAD", c->preload, 1);
@@ -373,32 +539,223 @@ static char *exec_form(const char *cmd)
 	return s;
 }
 
+/*
+ * --phys: `memregctl record --phys --backend damon --apply` beside the run, started
+ * before it and stopped (SIGINT) after it, apart from its timing. Ready when its
+ * record file (FILE.part-XXXXXX) exists: the kdamond runs. The pid, or -errno.
+ */
+static pid_t phys_start(struct mr_bench *b, const char *path)
+{
+	char dir[PATH_MAX], base[PATH_MAX], *slash;
+	double until = now_mono_s() + 60;
+	pid_t pid;
+	int st;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	*slash = '\0';
+	snprintf(base, sizeof(base), "%s.part-", slash + 1);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return mr_error(-errno, "fork");
+	if (pid == 0) {
+		int fd = open(b->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execl(b->memregctl, b->memregctl, "record", "--phys", "--backend", "damon",
+		      "--apply", "-o", path, (char *)NULL);
+		_exit(127);
+	}
+	while (now_mono_s() < until) {
+		struct dirent *de;
+		DIR *d = opendir(dir);
+		bool ready = false;
+
+		while (d && (de = readdir(d)))
+			ready = ready || !strncmp(de->d_name, base, strlen(base));
+		if (d)
+			closedir(d);
+		if (ready)
+			return pid;
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return mr_error(-EIO, "--phys: memregctl record --phys ended before it "
+					"recorded (exit %d); its output is in %s",
+					WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
+					b->log_path);
+		usleep(50000);
+	}
+	kill(pid, SIGINT);
+	waitpid(pid, &st, 0);
+	return mr_error(-ETIMEDOUT, "--phys: memregctl record --phys did not start in 60 s; "
+			"its output is in %s", b->log_path);
+}
+
+/* Stop the physical record and put its residency into @r: the share of region-time
+ * idle (low power) and the model's energy with that residency. */
+static int phys_finish(struct mr_bench *b, pid_t pid, const char *path,
+		       struct mr_bench_run *r)
+{
+	struct bench_regions *br = b->regions;
+	struct mr_region_energy *e;
+	struct mr_residency res;
+	uint64_t idle = 0, all = 0;
+	double scale, uj = 0;
+	unsigned i;
+	int st;
+
+	kill(pid, SIGINT);
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return mr_error(-errno, "waitpid");
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		return mr_error(-EIO, "--phys: memregctl record --phys failed (exit %d); its "
+				"output is in %s", WIFEXITED(st) ? WEXITSTATUS(st) :
+				128 + WTERMSIG(st), b->log_path);
+	if (!br)
+		return 0;
+	if (mr_residency_read_record(path, &br->map, &res))
+		return mr_error_wrap(-EIO, "--phys: %s", path);
+	for (i = 0; i < res.nr_regions; i++) {
+		idle += res.regions[i].idle_intervals;
+		all += res.regions[i].intervals;
+	}
+	if (all)
+		r->m[MR_BENCH_LOW_POWER_PCT] = 100.0 * (double)idle / (double)all;
+	e = calloc(br->model.nr_regions ? br->model.nr_regions : 1, sizeof(*e));
+	if (e && mr_power_model_energy(&br->model, &res, r->m[MR_BENCH_ELAPSED_S], -1, e,
+				       &scale) == 0) {
+		for (i = 0; i < br->model.nr_regions; i++)
+			uj += e[i].energy_uj;
+		r->m[MR_BENCH_MODEL_ENERGY_J] = uj / 1e6;
+	}
+	mr_clear_error();
+	free(e);
+	mr_residency_free(&res);
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The access suite's accuracy: the median working-set size of a rec run's record, a
+ * region counted when accessed in at least WSS_MIN_ACCESSES samples of an
+ * aggregation (as docs/monitor.md and the demo read stairs). */
+#define WSS_MIN_ACCESSES 3
+static void rec_wss(const char *path, struct mr_bench_run *r)
+{
+	struct mr_rec rec;
+	uint64_t *wss = NULL;
+
+	memset(&rec, 0, sizeof(rec));
+	if (mr_rec_load(path, &rec) == 0 && rec.nr_snaps &&
+	    mr_report_wss(&rec, WSS_MIN_ACCESSES, &wss) == 0) {
+		qsort(wss, rec.nr_snaps, sizeof(*wss), cmp_u64);
+		r->m[MR_BENCH_WSS_P50_MIB] = (double)mr_report_percentile(wss, rec.nr_snaps, 50) /
+					     (1024.0 * 1024.0);
+	}
+	mr_clear_error();
+	free(wss);
+	mr_rec_free(&rec);
+}
+
+/* The evacuate command: MEMREG_BENCH_EVACUATE (tests put a stand-in there), else
+ * this memregctl's `evacuate`. malloc'd. */
+static char *evacuate_cmd(const struct mr_bench *b, const char *args, const char *plan)
+{
+	const char *env = getenv("MEMREG_BENCH_EVACUATE");
+	char *cmd;
+
+	if (env && *env) {
+		if (asprintf(&cmd, "%s %s '%s'", env, args, plan) < 0)
+			abort();
+	} else if (asprintf(&cmd, "'%s' evacuate %s '%s'", b->memregctl, args, plan) < 0) {
+		abort();
+	}
+	return cmd;
+}
+
+/* evac's setup: `evacuate --apply --json PLAN`, timed; what it moved from its JSON. */
+static int evac_setup(struct mr_bench *b, const struct mr_bench_config *c,
+		      const struct mr_bench_workload *w, struct mr_bench_run *r)
+{
+	char out[PATH_MAX + 16], *cmd, *full;
+	struct json_object *doc, *v;
+	int ret;
+
+	snprintf(out, sizeof(out), "%s/evacuate-%u.json", b->workdir, r->order);
+	cmd = evacuate_cmd(b, "--apply --json", c->plan);
+	if (asprintf(&full, "%s >'%s'", cmd, out) < 0)
+		abort();
+	free(cmd);
+	ret = run_shell(b, w->dir, full, &r->setup_s);
+	free(full);
+	if (ret)
+		return mr_error_wrap(-EIO, "%s: evac's setup (memregctl evacuate --apply %s)",
+				     w->name, c->plan);
+	/* the plan's totals: "bytes_moved" and "seconds" (memregctl-evacuate(1)) */
+	doc = json_object_from_file(out);
+	if (doc && json_object_object_get_ex(doc, "bytes_moved", &v))
+		r->evac_bytes = json_object_get_double(v);
+	if (doc && json_object_object_get_ex(doc, "seconds", &v))
+		r->evac_s = json_object_get_double(v);
+	json_object_put(doc);
+	return 0;
+}
+
+static int evac_teardown(struct mr_bench *b, const struct mr_bench_config *c,
+			 const struct mr_bench_workload *w, struct mr_bench_run *r)
+{
+	char *cmd = evacuate_cmd(b, "--undo --apply --json", c->plan), *full;
+	int ret;
+
+	if (asprintf(&full, "%s >/dev/null", cmd) < 0)
+		abort();
+	free(cmd);
+	ret = run_shell(b, w->dir, full, &r->teardown_s);
+	free(full);
+	return ret ? mr_error_wrap(-EIO, "%s: evac's teardown (memregctl evacuate --undo %s)",
+				   w->name, c->plan) : 0;
+}
+
 /* One measured (or warm-up) run of workload @wi under configuration @ci into @r. */
 static int measure(struct mr_bench *b, struct mr_energy_source *src, unsigned wi,
 		   unsigned ci, struct mr_bench_run *r)
 {
 	const struct mr_bench_workload *w = &b->workloads[wi];
 	const struct mr_bench_config *c = &b->configs[ci];
-	char recpath[PATH_MAX];
-	struct memused mu;
+	const struct bench_regions *br = b->regions;
+	char recpath[PATH_MAX], physpath[PATH_MAX];
+	struct sampler smp;
 	struct rusage ru;
 	double t0, user, sys;
+	pid_t pid, phys = 0;
 	unsigned i;
-	pid_t pid;
 	int st, err;
 
 	for (i = 0; i < NR_MR_BENCH_METRICS; i++)
 		r->m[i] = NAN;
-	r->setup_s = r->teardown_s = NAN;
+	r->setup_s = r->teardown_s = r->evac_bytes = r->evac_s = NAN;
 	if (w->prepare && run_shell(b, w->dir, w->prepare, NULL))
 		return mr_error_wrap(-EIO, "%s: preparing", w->name);
 	if (c->setup && run_shell(b, w->dir, c->setup, &r->setup_s))
 		return mr_error_wrap(-EIO, "%s: setup of %s", w->name, c->name);
+	if (c->kind == MR_BENCH_EVAC && evac_setup(b, c, w, r))
+		return -EIO;
 	snprintf(recpath, sizeof(recpath), "%s/rec-%u-%u.rec", b->workdir, wi, r->order);
-	if (memused_start(&mu))
-		return -EAGAIN;
+	snprintf(physpath, sizeof(physpath), "%s/phys-%u-%u.rec", b->workdir, wi, r->order);
+	if (b->phys && !r->warmup && (phys = phys_start(b, physpath)) < 0)
+		return (int)phys;
 	if (src && mr_energy_start(src)) {
-		memused_stop(&mu);
+		if (phys > 0)
+			kill(phys, SIGINT), waitpid(phys, &st, 0);
 		return mr_error_wrap(-EIO, "energy");
 	}
 	fflush(NULL);
@@ -423,10 +780,37 @@ static int measure(struct mr_bench *b, struct mr_energy_source *src, unsigned wi
 			      "/bin/sh", "-c", exec_form(w->cmd), (char *)NULL);
 			_exit(127);
 		}
+		if (c->kind == MR_BENCH_CONTROL) {
+			const char *argv[16];
+			unsigned n = 0;
+
+			argv[n++] = b->memregctl;
+			argv[n++] = "control";
+			argv[n++] = "--schemes";
+			argv[n++] = c->schemes;
+			argv[n++] = "--backend";
+			argv[n++] = c->backend;
+			if (b->control_attrs) {
+				argv[n++] = "--attrs";
+				argv[n++] = b->control_attrs;
+			}
+			if (b->apply)
+				argv[n++] = "--apply";
+			argv[n++] = "--";
+			argv[n++] = "/bin/sh";
+			argv[n++] = "-c";
+			argv[n++] = exec_form(w->cmd);
+			argv[n] = NULL;
+			execv(b->memregctl, (char *const *)argv);
+			_exit(127);
+		}
 		execl("/bin/sh", "sh", "-c", w->cmd, (char *)NULL);
 		_exit(127);
 	}
 	err = pid < 0 ? errno : 0;
+	if (pid > 0 && sampler_start(&smp, br ? &br->map : NULL, pid,
+				     c->kind == MR_BENCH_REC || c->kind == MR_BENCH_CONTROL))
+		err = EAGAIN;
 	/* wait4's rusage is the child's and that of every descendant it waited for:
 	 * the tree's times and switches, and the largest single process's peak RSS. */
 	while (pid > 0 && wait4(pid, &st, 0, &ru) < 0)
@@ -440,7 +824,10 @@ static int measure(struct mr_bench *b, struct mr_energy_source *src, unsigned wi
 			r->m[MR_BENCH_ENERGY_J] = mr_energy_total_uj(src) / 1e6;
 		mr_energy_stop(src);
 	}
-	r->m[MR_BENCH_MEMUSED_AVG_KIB] = memused_stop(&mu);
+	if (pid > 0 && err != EAGAIN)
+		sampler_stop(&smp, r);
+	if (phys > 0 && phys_finish(b, phys, physpath, r) && !err)
+		return -EIO;
 	if (err)
 		return mr_error(-err, "running %s", w->name);
 	user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
@@ -457,6 +844,10 @@ static int measure(struct mr_bench *b, struct mr_energy_source *src, unsigned wi
 	r->exit_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	if (c->teardown && run_shell(b, w->dir, c->teardown, &r->teardown_s))
 		return mr_error_wrap(-EIO, "%s: teardown of %s", w->name, c->name);
+	if (c->kind == MR_BENCH_EVAC && evac_teardown(b, c, w, r))
+		return -EIO;
+	if (c->kind == MR_BENCH_REC && w->wss_expect_mib > 0 && !r->exit_status)
+		rec_wss(recpath, r);
 	if (r->exit_status)
 		return mr_error(-EIO, "%s under %s exited with status %d; its output is in %s",
 				w->name, c->name, r->exit_status, b->log_path);
@@ -551,6 +942,136 @@ static void fill_identity(struct mr_bench *b)
 		snprintf(b->kernel, sizeof(b->kernel), "%s", u.release);
 }
 
+/* control's backend when none is given: what `memregctl record` picks for a command
+ * it starts (no --apply: the kernel's DAMON is left alone). */
+static int control_backend(struct mr_bench_config *c, const char *given)
+{
+	struct mr_mon_ctx want;
+	const struct mr_mon_ops *ops;
+	char why[1024];
+
+	if (c->backend)
+		return 0;
+	if (given) {
+		c->backend = xstrdup(given);
+		return 0;
+	}
+	memset(&want, 0, sizeof(want));
+	want.target.kind = MR_MON_TARGET_PROCESS;
+	want.target.started = true;
+	ops = mr_mon_backend_auto(&want, why, sizeof(why));
+	if (!ops)
+		return mr_error(-ENOTSUP, "%s: no monitor backend works here (%s)", c->name, why);
+	c->backend = xstrdup(ops->name);
+	return 0;
+}
+
+/* control and evac: their inputs, checked before the first run. */
+static int check_config(struct mr_bench *b, struct mr_bench_config *c)
+{
+	char note[512];
+
+	if (c->kind == MR_BENCH_CONTROL) {
+		if (!c->schemes && b->schemes)
+			c->schemes = xstrdup(b->schemes);
+		if (!c->schemes)
+			return mr_error(-EINVAL, "%s needs schemes: --schemes FILE, or a 'schemes "
+					"FILE' line in its bench file section", c->name);
+		if (access(c->schemes, R_OK))
+			return mr_error(-errno, "%s: schemes file %s: %s", c->name, c->schemes,
+					strerror(errno));
+		if (control_backend(c, b->backend))
+			return -ENOTSUP;
+		snprintf(note, sizeof(note), "the controller: memregctl control --schemes %s "
+			 "--backend %s%s%s%s", c->schemes, c->backend,
+			 b->control_attrs ? " --attrs " : "", b->control_attrs ? b->control_attrs : "",
+			 b->apply ? " --apply" : " (a dry run: the schemes count what they would "
+			 "do; --apply to act)");
+		free(c->note);
+		c->note = xstrdup(note);
+	} else if (c->kind == MR_BENCH_EVAC) {
+		if (!c->plan && b->plan)
+			c->plan = xstrdup(b->plan);
+		if (!c->plan)
+			return mr_error(-EINVAL, "%s needs a plan: --plan FILE (memregctl plan -o), "
+					"or a 'plan FILE' line in its bench file section", c->name);
+		/* evacuate --apply takes memory offline: never without the bench's consent,
+		 * and that belongs in the VM lab, not on a shared machine */
+		if (!b->apply)
+			return mr_error(-EPERM, "%s takes memory blocks offline (memregctl evacuate "
+					"--apply %s before each run, --undo after): it runs only "
+					"with --apply, on a machine whose memory may go offline (the "
+					"VM lab: scripts/lab), never on a shared host", c->name,
+					c->plan);
+		if (access(c->plan, R_OK))
+			return mr_error(-errno, "%s: plan %s: %s", c->name, c->plan,
+					strerror(errno));
+		snprintf(note, sizeof(note), "memregctl evacuate --apply %s before each run, "
+			 "--undo after (timed apart: setup_s, teardown_s)", c->plan);
+		free(c->note);
+		c->note = xstrdup(note);
+	}
+	return 0;
+}
+
+/*
+ * The region map and power model, for the regions holding the workload's data and
+ * the physical record's residency. A one-node machine without MPST has no power
+ * regions to speak of: its regions are slices of its physical address space (of a
+ * VM, the hypervisor's memory seen through a window), and the notes say so.
+ */
+static void load_regions(struct mr_bench *b)
+{
+	struct bench_regions *br = calloc(1, sizeof(*br));
+	char map_why[512], dmi_why[512];
+	const struct mr_region *r, *q;
+	int nodes = 0;
+
+	if (!br)
+		return;
+	if (mr_power_model_load(&br->model, &br->map, map_why, sizeof(map_why), dmi_why,
+				sizeof(dmi_why))) {
+		mr_bench_note(b, "regions holding the workload's data: no region map (%s)",
+			      mr_last_error());
+		free(br);
+		return;
+	}
+	b->regions = br;
+	/* distinct nodes: regions come in address order, nodes may repeat */
+	mr_for_each_region(&br->map, r) {
+		for (q = br->map.regions; q < r && q->node != r->node; q++)
+			;
+		nodes += q == r;
+	}
+	if (nodes <= 1 && br->map.source != MR_SOURCE_MPST)
+		snprintf(b->map_note, sizeof(b->map_note), "region map: %u regions (%s) on one "
+			 "NUMA node and no MPST table: a virtual window, slices of this "
+			 "machine's physical address space, not DIMMs or ranks; region counts "
+			 "say how spread the data is, not what could be powered down",
+			 br->map.nr_regions, mr_source_name(br->map.source));
+	else
+		snprintf(b->map_note, sizeof(b->map_note), "region map: %u regions (%s) on %d "
+			 "NUMA nodes", br->map.nr_regions, mr_source_name(br->map.source), nodes);
+	mr_bench_note(b, "%s", b->map_note);
+	mr_bench_note(b, "regions holding the workload's data: its process tree's pages by "
+		      "region (pagemap frames, as memregctl where), sampled every %u ms; the "
+		      "last sample before it ended%s", SAMPLE_MS,
+		      geteuid() ? " (not root: frames hidden, only nodes of one region count)"
+		      : "");
+}
+
+static void free_regions(struct mr_bench *b)
+{
+	struct bench_regions *br = b->regions;
+
+	if (!br)
+		return;
+	mr_power_model_destroy(&br->model);
+	mr_region_map_destroy(&br->map);
+	free(br);
+	b->regions = NULL;
+}
+
 int mr_bench_run_all(struct mr_bench *b)
 {
 	struct mr_energy_source src;
@@ -568,11 +1089,21 @@ int mr_bench_run_all(struct mr_bench *b)
 			return mr_error(-ENOENT, "%s needs libmemreg.so: not found beside %s nor in "
 					"%s (set MEMREG_LIB)", b->configs[ci].name,
 					b->memregctl, MR_LIBDIR);
-		if (kind == MR_BENCH_REC || kind == MR_BENCH_ALLOC_PROFILE)
-			mr_bench_note(b, "%s records the workload's top process only: memregctl "
-				      "record has no --cgroup yet, so the processes it starts "
-				      "are not monitored", b->configs[ci].name);
+		if (kind == MR_BENCH_REC || kind == MR_BENCH_ALLOC_PROFILE ||
+		    kind == MR_BENCH_CONTROL)
+			mr_bench_note(b, "%s %s the workload's top process only: memregctl "
+				      "%s has no --cgroup yet, so the processes it starts "
+				      "are not %s", b->configs[ci].name,
+				      kind == MR_BENCH_CONTROL ? "controls" : "records",
+				      kind == MR_BENCH_CONTROL ? "control" : "record",
+				      kind == MR_BENCH_CONTROL ? "controlled" : "monitored");
+		if (check_config(b, &b->configs[ci]))
+			return -EINVAL;
 	}
+	if (b->phys && !b->apply)
+		return mr_error(-EPERM, "--phys records physical memory with the kernel's DAMON "
+				"(memregctl record --phys --apply), which changes kernel state: "
+				"give --apply, where DAMON may be used (the VM lab: scripts/lab)");
 	fill_identity(b);
 	memset(&src, 0, sizeof(src));
 	if (mr_energy_open(&src, "auto", NULL) == 0) {
@@ -585,7 +1116,15 @@ int mr_bench_run_all(struct mr_bench *b)
 	}
 	mr_bench_note(b, "peak RSS is the largest single process's (wait4's ru_maxrss), "
 		      "not the sum over the process tree");
-	mr_bench_note(b, "regions holding the workload's data: not measured yet");
+	load_regions(b);
+	if (b->phys)
+		mr_bench_note(b, "low_power_pct: the share of region-time (regions x "
+			      "aggregation intervals) with no sampled access in the physical "
+			      "record beside each run (memregctl record --phys, DAMON paddr), an "
+			      "upper bound; model_energy_j: the power model with that residency");
+	else
+		mr_bench_note(b, "low-power share: no physical record (--phys, where DAMON may "
+			      "be used)");
 
 	total = 0;
 	for (wi = 0; wi < b->nr_workloads; wi++)
@@ -698,6 +1237,9 @@ void mr_bench_free(struct mr_bench *b)
 		free(c->setup);
 		free(c->teardown);
 		free(c->note);
+		free(c->schemes);
+		free(c->backend);
+		free(c->plan);
 	}
 	for (i = 0; i < b->nr_workloads; i++) {
 		struct mr_bench_workload *w = &b->workloads[i];
@@ -715,5 +1257,6 @@ void mr_bench_free(struct mr_bench *b)
 	free(b->workdir);
 	free(b->log_path);
 	free(b->run);
+	free_regions(b);
 	memset(b, 0, sizeof(*b));
 }

@@ -25,7 +25,11 @@
 	X(VOL_CSW, "voluntary_csw", "Sleeps", "sleeps (voluntary switches)", "%.0f") \
 	X(MAXRSS_KIB, "max_rss_kib", NULL, "largest process peak RSS (KiB)", "%.0f") \
 	X(MEMUSED_AVG_KIB, "memused_avg_kib", NULL, "memused.avg (KiB)", "%.0f")	\
-	X(ENERGY_J, "dram_energy_j", NULL, "DRAM energy (J)", "%.3f")
+	X(ENERGY_J, "dram_energy_j", NULL, "DRAM energy (J)", "%.3f")		\
+	X(DATA_REGIONS, "data_regions", NULL, "regions holding the workload's data", "%.0f") \
+	X(LOW_POWER_PCT, "low_power_pct", NULL, "region-time in low power (%)", "%.2f") \
+	X(MODEL_ENERGY_J, "model_energy_j", NULL, "DRAM energy, model with residency (J)", "%.3f") \
+	X(WSS_P50_MIB, "wss_p50_mib", NULL, "working-set size p50 of the rec record (MiB)", "%.3f")
 
 enum mr_bench_metric {
 #define MR_BENCH_X(id, key, kb, title, fmt) MR_BENCH_##id,
@@ -51,6 +55,8 @@ enum mr_bench_kind {
 	MR_BENCH_ALLOC,		/* LD_PRELOAD=libmemreg.so */
 	MR_BENCH_ALLOC_PROFILE,	/* libmemreg.so with a profile from a training run */
 	MR_BENCH_REC,		/* under `memregctl record` (monitoring only) */
+	MR_BENCH_CONTROL,	/* under `memregctl control` with the schemes given */
+	MR_BENCH_EVAC,		/* `memregctl evacuate` of a plan before, --undo after */
 	MR_BENCH_USER,		/* from a bench file: env, preload, setup/teardown */
 	NR_MR_BENCH_KINDS
 };
@@ -66,6 +72,10 @@ enum mr_bench_kind {
  * @setup, @teardown: shell commands run before and after each measured run, timed
  *		apart from it (their seconds are in the raw runs).
  * @note:	what the configuration is, for the report ("libmemreg.so preloaded").
+ * @schemes:	control: the schemes file (NULL: the bench's --schemes).
+ * @backend:	control: the monitor backend (NULL: the bench's, else what
+ *		`memregctl record` would pick for a command it starts).
+ * @plan:	evac: the plan file (NULL: the bench's --plan).
  */
 struct mr_bench_config {
 	char *name;
@@ -76,6 +86,9 @@ struct mr_bench_config {
 	char *setup;
 	char *teardown;
 	char *note;
+	char *schemes;
+	char *backend;
+	char *plan;
 };
 
 /*
@@ -88,6 +101,8 @@ struct mr_bench_config {
  * @profile:	alloc+profile's profile, learned in this workload's training run.
  * @no_warmup:	no warm-up rounds before this workload (kernbench warms up once,
  *		at the optimal load).
+ * @wss_expect_mib: the access suite: the working set the pattern has (stairs 10
+ *		MiB): a rec run's record is read for its p50 (0: not read).
  */
 struct mr_bench_workload {
 	char *name;
@@ -97,6 +112,7 @@ struct mr_bench_workload {
 	char *dir;
 	char *profile;
 	bool no_warmup;
+	double wss_expect_mib;
 };
 
 /*
@@ -105,6 +121,10 @@ struct mr_bench_workload {
  * @round:	which repetition (0 .. runs-1) for measured runs.
  * @start_unix_s: wall-clock start (CLOCK_REALTIME), for the raw output.
  * @m:		the metrics; NaN where not measured.
+ * @regions_held: the ids of the regions holding the workload's data in the last
+ *		sample before it ended ("0-2,5"), "" when not known.
+ * @evac_bytes, @evac_s: evac: what `evacuate --json` reported for the setup (NaN
+ *		otherwise).
  */
 struct mr_bench_run {
 	unsigned workload;
@@ -116,6 +136,8 @@ struct mr_bench_run {
 	double setup_s, teardown_s;
 	int exit_status;
 	double m[NR_MR_BENCH_METRICS];
+	char regions_held[256];
+	double evac_bytes, evac_s;
 };
 
 struct mr_bench {
@@ -142,10 +164,20 @@ struct mr_bench {
 	const char *report_dir;	/* rewrite the report there after every run (NULL: no) */
 	char date[64];		/* when the bench started, as date(1) prints it */
 	char kernel[128];	/* uname -r */
+	/* Added for the region metrics and control/evac: */
+	bool apply;		/* --apply: control acts, evac runs, --phys may use DAMON */
+	bool phys;		/* --phys: a physical record beside every measured run */
+	const char *schemes;	/* --schemes FILE: control's default */
+	const char *backend;	/* --control-backend: control's default */
+	const char *control_attrs; /* --control-attrs: control's --attrs (NULL: its own) */
+	const char *plan;	/* --plan FILE: evac's default */
+	void *regions;		/* the region map and power model (run.c), NULL: none */
+	char map_note[256];	/* what the region map is, for the notes */
 };
 
 /* "run.c" */
-/* Add a built-in configuration by name (orig, alloc, alloc+profile, rec);
+/* Add a built-in configuration by name (orig, alloc, alloc+profile, rec, control,
+ * evac);
  * -EINVAL with mr_error() for an unknown one. */
 int mr_bench_add_builtin(struct mr_bench *b, const char *name);
 struct mr_bench_config *mr_bench_find_config(struct mr_bench *b, const char *name);

@@ -297,6 +297,7 @@ static int access_suite(struct mr_bench *b, const struct mr_bench_suite_opts *o)
 {
 	static const char *const patterns[] = { "stairs", "zigzag" };
 	char *prog, conf[PATH_MAX], cmd[3 * PATH_MAX];
+	struct mr_bench_workload *w;
 	unsigned i;
 
 	prog = find_program(b, "monitor", "memreg-accessgen", MR_BINDIR "/memreg-accessgen");
@@ -315,10 +316,12 @@ static int access_suite(struct mr_bench *b, const struct mr_bench_suite_opts *o)
 		 * several aggregations even at the refs backend's 10 s, for the accuracy.
 		 * The patterns run for fixed times, so rec's extra cpu_s is the monitor's. */
 		snprintf(cmd, sizeof(cmd), "'%s' '%s'", prog, conf);
-		if (!mr_bench_new_workload(b, patterns[i], cmd)) {
+		if (!(w = mr_bench_new_workload(b, patterns[i], cmd))) {
 			free(prog);
 			return -EINVAL;
 		}
+		/* stairs: one 10 MiB area at a time; zigzag: one 100 MiB area at a time */
+		w->wss_expect_mib = i == 0 ? 10 : 100;
 	}
 	free(prog);
 	b->title = "access suite (memreg-accessgen)";

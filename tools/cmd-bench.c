@@ -32,8 +32,13 @@ static void usage(FILE *f)
 "\n"
 "Configurations: orig (as it is), alloc (libmemreg.so preloaded),\n"
 "alloc+profile (libmemreg.so with a profile learned in a training run apart\n"
-"from the measured ones), rec (under memregctl record), and any a bench file\n"
-"defines. Suites: kernbench, alloc, access.\n"
+"from the measured ones), rec (under memregctl record), control (under\n"
+"memregctl control with --schemes), evac (memregctl evacuate --apply of --plan\n"
+"before each run, --undo after, timed apart; needs --apply: the VM lab), and\n"
+"any a bench file defines. Suites: kernbench, alloc, access.\n"
+"Each run also says which regions hold the workload's data (its processes'\n"
+"pages by region, sampled while it runs); with --phys, the share of\n"
+"region-time in low power from a physical record and the model's energy.\n"
 "\n"
 "  -c, --configs LIST  configurations, comma-separated (default orig,alloc and\n"
 "                      the bench file's; a suite has its own)\n"
@@ -53,6 +58,15 @@ static void usage(FILE *f)
 "      --kconfig TARGET  kernbench: make TARGET for .config (default tinyconfig)\n"
 "      --loads LIST    kernbench: half,optimal,maximal (default: all three)\n"
 "      --pause SEC     kernbench: the pause after make clean and sync (default 5)\n"
+"      --schemes FILE  control's schemes (memregctl-control(1))\n"
+"      --control-backend NAME  control's monitor backend (default: what\n"
+"                      memregctl record picks for a command it starts)\n"
+"      --control-attrs LIST  control's --attrs (sample,aggr,update,min,max)\n"
+"      --plan FILE     evac's plan (memregctl plan -o FILE)\n"
+"      --phys          record physical memory beside each measured run\n"
+"                      (memregctl record --phys: the kernel's DAMON; needs --apply)\n"
+"      --apply         let control act, evac run and --phys use DAMON: changes\n"
+"                      kernel state, for the VM lab (scripts/lab)\n"
 "  -h, --help          this help\n");
 }
 
@@ -112,7 +126,8 @@ static char *join_command(int argc, char **argv)
 	return cmd;
 }
 
-enum { OPT_JSON = 256, OPT_CSV, OPT_TREE, OPT_KCONFIG, OPT_LOADS, OPT_PAUSE };
+enum { OPT_JSON = 256, OPT_CSV, OPT_TREE, OPT_KCONFIG, OPT_LOADS, OPT_PAUSE, OPT_SCHEMES,
+       OPT_BACKEND, OPT_CATTRS, OPT_PLAN, OPT_PHYS, OPT_APPLY };
 
 int mr_cmd_bench(int argc, char **argv)
 {
@@ -131,6 +146,12 @@ int mr_cmd_bench(int argc, char **argv)
 		{ "kconfig", required_argument, NULL, OPT_KCONFIG },
 		{ "loads", required_argument, NULL, OPT_LOADS },
 		{ "pause", required_argument, NULL, OPT_PAUSE },
+		{ "schemes", required_argument, NULL, OPT_SCHEMES },
+		{ "control-backend", required_argument, NULL, OPT_BACKEND },
+		{ "control-attrs", required_argument, NULL, OPT_CATTRS },
+		{ "plan", required_argument, NULL, OPT_PLAN },
+		{ "phys", no_argument, NULL, OPT_PHYS },
+		{ "apply", no_argument, NULL, OPT_APPLY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -174,6 +195,12 @@ int mr_cmd_bench(int argc, char **argv)
 			if (parse_unsigned("--pause", optarg, 0, &so.pause_s))
 				return MR_EXIT_USAGE;
 			break;
+		case OPT_SCHEMES: b.schemes = optarg; break;
+		case OPT_BACKEND: b.backend = optarg; break;
+		case OPT_CATTRS: b.control_attrs = optarg; break;
+		case OPT_PLAN: b.plan = optarg; break;
+		case OPT_PHYS: b.phys = true; break;
+		case OPT_APPLY: b.apply = true; break;
 		case 'h':
 			usage(stdout);
 			return mr_cli_finish(MR_EXIT_OK);

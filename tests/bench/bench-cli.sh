@@ -6,6 +6,7 @@
 set -u
 b=${top_builddir:-.}
 ctl=$(cd "$b" && pwd)/tools/memregctl
+top_srcdir_abs=$(cd "${top_srcdir:-$b/..}" && pwd)
 [ -x "$ctl" ] || { echo "SKIP: $ctl not built"; exit 77; }
 [ -f "$b/.libs/libmemreg.so" ] || { echo "SKIP: $b/.libs/libmemreg.so not built"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: no python3 to recompute the statistics"; exit 77; }
@@ -140,13 +141,97 @@ check() { # WHAT STATUS MESSAGE -- ARGS...
 	grep -qxF "$msg" "$tmp/out.txt" || { fail "$what: want '$msg', got:"; cat "$tmp/out.txt"; }
 }
 check "no workload" 2 "memregctl bench: no WORKLOAD (give it after --), --suite or --bench-file" --
-check "unknown config" 2 "memregctl bench: unknown configuration 'bogus' (built in: orig, alloc, alloc+profile, rec; others from --bench-file)" -- -c orig,bogus -- true
+check "unknown config" 2 "memregctl bench: unknown configuration 'bogus' (built in: orig, alloc, alloc+profile, rec, control, evac; others from --bench-file)" -- -c orig,bogus -- true
 check "zero runs" 2 "memregctl bench: --runs: '0' is not a count of at least 1" -- -r 0 -- true
 check "json and csv" 2 "memregctl bench: --json and --csv both print on standard output: give one (-o DIR writes both)" -- --json --csv -- true
 check "unknown suite" 1 "memregctl: unknown suite 'bogus' (kernbench, alloc, access)" -- --suite bogus
 printf 'config x\n\tbogus 1\n' >"$tmp/bad.bench"
-check "bad bench file" 1 "memregctl: $tmp/bad.bench:2: unknown directive 'bogus' in config x (env, preload, setup, teardown, note, base)" -- -f "$tmp/bad.bench" -- true
+check "bad bench file" 1 "memregctl: $tmp/bad.bench:2: unknown directive 'bogus' in config x (env, preload, setup, teardown, note, base, schemes, backend, plan)" -- -f "$tmp/bad.bench" -- true
 check "failing workload" 1 "memregctl: false under orig exited with status 1; its output is in $tmp/fo/workloads.log" -- -c orig -r 1 -w 0 -o "$tmp/fo" -- false
+check "control without schemes" 1 "memregctl: control needs schemes: --schemes FILE, or a 'schemes FILE' line in its bench file section" -- -c orig,control -r 1 -w 0 -- true
+echo '{}' >"$tmp/plan.json"
+check "evac without --apply" 1 "memregctl: evac takes memory blocks offline (memregctl evacuate --apply $tmp/plan.json before each run, --undo after): it runs only with --apply, on a machine whose memory may go offline (the VM lab: scripts/lab), never on a shared host" -- -c orig,evac --plan "$tmp/plan.json" -r 1 -w 0 -- true
+check "evac without a plan" 1 "memregctl: evac needs a plan: --plan FILE (memregctl plan -o), or a 'plan FILE' line in its bench file section" -- -c orig,evac --apply -r 1 -w 0 -- true
+check "phys without --apply" 1 "memregctl: --phys records physical memory with the kernel's DAMON (memregctl record --phys --apply), which changes kernel state: give --apply, where DAMON may be used (the VM lab: scripts/lab)" -- --phys -c orig -r 1 -w 0 -- true
+
+# evac's setup and teardown, with a stand-in for `memregctl evacuate` that logs its
+# arguments and answers as evacuate --json does: each run is preceded by
+# "--apply --json PLAN" and followed by "--undo --apply --json PLAN", both timed
+# apart, and the setup's bytes moved and seconds are in the raw runs.
+cat >"$tmp/fake-evacuate" <<EOF
+#!/bin/sh
+echo "\$*" >>"$tmp/evac.log"
+case "\$1" in
+--apply) echo '{ "plan": "p1", "applied": true, "bytes_moved": 268435456, "seconds": 2.5, "regions": [ { "id": 7, "bytes_moved": 1, "seconds": 9 } ] }' ;;
+*) echo '{ "plan": "p1", "applied": true, "blocks_online": 2, "blocks": 2, "seconds": 0.5 }' ;;
+esac
+EOF
+chmod +x "$tmp/fake-evacuate"
+MEMREG_BENCH_EVACUATE="$tmp/fake-evacuate" "$ctl" bench -c orig,evac --plan "$tmp/plan.json" --apply \
+	-r 2 -w 0 -n t --json -- true >"$tmp/evac.json" 2>"$tmp/err" || { fail "evac: exit $?"; cat "$tmp/err"; }
+printf -- '--apply --json %s\n--undo --apply --json %s\n' "$tmp/plan.json" "$tmp/plan.json" >"$tmp/evac.want"
+cat "$tmp/evac.want" "$tmp/evac.want" >"$tmp/evac.want2"
+cmp -s "$tmp/evac.log" "$tmp/evac.want2" || { fail "evac: the evacuate calls:"; cat "$tmp/evac.log"; }
+python3 - "$tmp/evac.json" >"$tmp/py" 2>&1 <<'EOF' || { fail "evac runs"; cat "$tmp/py"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+bad = []
+for r in d["runs"]:
+    if r["config"] == "evac":
+        if r["evac_bytes_moved"] != 268435456 or r["evac_s"] != 2.5:
+            bad.append("run %d: evac_bytes_moved %s evac_s %s" % (r["order"], r["evac_bytes_moved"], r["evac_s"]))
+        if r["setup_s"] is None or r["teardown_s"] is None:
+            bad.append("run %d: setup_s/teardown_s not timed" % r["order"])
+    elif r["evac_bytes_moved"] is not None or r["setup_s"] is not None:
+        bad.append("orig run %d has evac fields" % r["order"])
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
+EOF
+
+# control: memregctl control with the schemes given, on the backend record would
+# pick (no --apply: a dry run); the configuration names both.
+printf '4K max min max min max stat\n' >"$tmp/stat.schemes"
+"$ctl" bench -c orig,control --schemes "$tmp/stat.schemes" -r 1 -w 0 -n t --json -- \
+	'i=0; while [ $i -lt 2000 ]; do i=$((i + 1)); done' >"$tmp/ctl.json" 2>"$tmp/err" ||
+	{ fail "control: exit $?"; cat "$tmp/err"; }
+python3 - "$tmp/ctl.json" "$tmp/stat.schemes" >"$tmp/py" 2>&1 <<'EOF' || { fail "control config"; cat "$tmp/py"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["configs"][1]
+want = "the controller: memregctl control --schemes %s --backend %s (a dry run: the schemes count what they would do; --apply to act)" % (sys.argv[2], c["backend"])
+if c["name"] != "control" or c["schemes"] != sys.argv[2] or not c["backend"] or c["note"] != want:
+    print("control config %s" % c)
+    sys.exit(1)
+EOF
+
+# The regions holding the data: as root (frames visible), a workload holding 100 MiB
+# for a second or two is found in at least one region, and data_regions counts the
+# ids of regions_held.
+if [ "$(id -u)" -eq 0 ]; then
+	"$ctl" bench -c orig -r 1 -w 0 -n stairs --json -- \
+		"$b/monitor/memreg-accessgen" -t 0.03 "$top_srcdir_abs/monitor/configs/stairs" \
+		>"$tmp/where.json" 2>"$tmp/err" || { fail "where: exit $?"; cat "$tmp/err"; }
+	python3 - "$tmp/where.json" >"$tmp/py" 2>&1 <<'EOF' || { fail "data_regions"; cat "$tmp/py"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["runs"][0]
+n = 0
+for part in (r["regions_held"] or "").split(","):
+    if part:
+        lo, _, hi = part.partition("-")
+        n += int(hi or lo) - int(lo) + 1
+if not n or r["data_regions"] != n:
+    print("data_regions %s, regions_held %r" % (r["data_regions"], r["regions_held"]))
+    sys.exit(1)
+if not any(x.startswith("region map: ") for x in d["notes"]):
+    print("no region map note: %s" % d["notes"])
+    sys.exit(1)
+EOF
+else
+	echo "not root: the regions holding the data are not checked (frames hidden)"
+fi
+
 
 [ "$fails" -eq 0 ] || exit 1
 echo "PASS: bench-cli"

@@ -148,8 +148,11 @@ static void test_csv_json(void **state)
 	t = capture(mr_bench_print_csv, &b);
 	assert_has_line(t, "order,round,warmup,workload,config,start_unix_s,exit_status,setup_s,"
 			"teardown_s,elapsed_s,user_s,system_s,cpu_s,cpu_pct,involuntary_csw,"
-			"voluntary_csw,max_rss_kib,memused_avg_kib,dram_energy_j");
-	assert_has_line(t, "1,0,0,a,alloc,1001.000000,0,,,12.000000,,,,,,,,,");
+			"voluntary_csw,max_rss_kib,memused_avg_kib,dram_energy_j,data_regions,"
+			"low_power_pct,model_energy_j,wss_p50_mib,regions_held,evac_bytes_moved,"
+			"evac_s");
+	/* no evac column outside an evac configuration, no region list unknown */
+	assert_has_line(t, "1,0,0,a,alloc,1001.000000,0,,,12.000000,,,,,,,,,,,,,,,,");
 	free(t);
 	t = mr_bench_json(&b);
 	doc = json_tokener_parse(t);
