@@ -26,9 +26,9 @@ int mr_proc_stat_read(pid_t pid, struct mr_proc_stat *st)
 	/* The command name is in parentheses and may hold spaces and ')': the fields
 	 * start after the last ')'. Field 3 (state) is the first after it. */
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %" SCNu64
-			 " %" SCNu64 " %*d %*d %*d %*d %*d %*d %" SCNu64, &st->state,
-			 &st->utime_ticks, &st->stime_ticks, &st->starttime_ticks) != 4)
+	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %u %*u %*u %*u %*u %" SCNu64
+			 " %" SCNu64 " %*d %*d %*d %*d %*d %*d %" SCNu64, &st->state, &st->flags,
+			 &st->utime_ticks, &st->stime_ticks, &st->starttime_ticks) != 5)
 		return mr_error(-EINVAL, "%s: unexpected format", path);
 	return 0;
 }
@@ -38,6 +38,16 @@ bool mr_proc_alive(pid_t pid)
 	struct mr_proc_stat st;
 
 	return mr_proc_stat_read(pid, &st) == 0 && st.state != 'Z' && st.state != 'X';
+}
+
+#define MR_PF_EXITING 0x4u	/* include/linux/sched.h: getting shut down */
+
+bool mr_proc_exiting(pid_t pid)
+{
+	struct mr_proc_stat st;
+
+	return mr_proc_stat_read(pid, &st) != 0 || st.state == 'Z' || st.state == 'X' ||
+	       (st.flags & MR_PF_EXITING);
 }
 
 int mr_proc_starttime(pid_t pid, uint64_t *ticks)

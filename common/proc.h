@@ -12,6 +12,7 @@
  * (sysconf(_SC_CLK_TCK)), start time after boot as the kernel counts it. */
 struct mr_proc_stat {
 	char state;			/* 'R', 'S', 'Z', ... */
+	unsigned flags;			/* field 9: the kernel's PF_* flags */
 	uint64_t utime_ticks;		/* field 14 */
 	uint64_t stime_ticks;		/* field 15 */
 	uint64_t starttime_ticks;	/* field 22 */
@@ -23,6 +24,9 @@ struct mr_proc_stat {
 int mr_proc_stat_read(pid_t pid, struct mr_proc_stat *st);
 /* The process exists and is not a zombie (kill(0) says nothing of zombies). */
 bool mr_proc_alive(pid_t pid);
+/* The process is gone, a zombie, or exiting (PF_EXITING: its memory may already be
+ * released, so move_pages answers EINVAL for it, not ESRCH). */
+bool mr_proc_exiting(pid_t pid);
 /* Start time of @pid in clock ticks after boot; 0 and -ESRCH when it is gone. */
 int mr_proc_starttime(pid_t pid, uint64_t *ticks);
 /* 0 when @pid runs and is the process that had @starttime_ticks; -ESRCH (with

@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "common/proc.h"
 #include "common/root.h"
 #include "common/sys.h"
 #include "common/util.h"
@@ -337,8 +338,8 @@ static int do_migrate(struct mr_act_ctx *a, const struct mr_scheme *s, uint64_t 
 		return 0;
 	}
 	err = mr_move_pid(&o, &st);
-	if (err == -ESRCH)
-		return err;
+	if (err == -ESRCH || (err == -EINVAL && mr_proc_exiting(a->pid)))
+		return -ESRCH;
 	if (err) {	/* the whole call failed (the process went away, ...): count it */
 		res->failed_bytes[mr_act_fail_of_errno(err)] += end - start;
 		return 0;
@@ -408,7 +409,9 @@ int mr_act_apply(void *arg, const struct mr_scheme *s, uint64_t start, uint64_t 
 		return 0;
 	}
 	err = account_sources(a, start, end, src, &present);
-	if (err == -ESRCH || err == -ENOENT)
+	/* An exiting process has released its memory before it becomes a zombie:
+	 * move_pages says EINVAL for it then, and that is the end too. */
+	if (err == -ESRCH || err == -ENOENT || (err == -EINVAL && mr_proc_exiting(a->pid)))
 		return -ESRCH;	/* the target ended: the run is over */
 	if (err)
 		return err;

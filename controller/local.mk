@@ -68,7 +68,7 @@ tests_controller_test_action_SOURCES = tests/controller/test-action.c
 tests_controller_test_action_CFLAGS = $(MR_TEST_CFLAGS)
 tests_controller_test_action_LDADD = libmrcontrol.la $(MR_TEST_LDADD)
 tests_controller_test_action_LDFLAGS = -Wl,--wrap=mr_sys_pidfd_open \
-	-Wl,--wrap=mr_sys_process_madvise
+	-Wl,--wrap=mr_sys_process_madvise -Wl,--wrap=mr_sys_move_pages
 TESTS += tests/controller/test-action
 endif
 EXTRA_DIST += tests/controller/evacuate-cli.sh tests/controller/evacuate-arbitration.sh \

@@ -164,6 +164,75 @@ long __wrap_mr_sys_process_madvise(int pidfd, const struct iovec *iov, unsigned 
 	return madvise_ret[i];
 }
 
+/* move_pages, replaced: the real one unless a test asks for EINVAL (what the kernel
+ * answers for a process whose memory is already released as it exits). */
+static bool move_pages_einval;
+long __real_mr_sys_move_pages(int pid, unsigned long count, void **pages, const int *nodes,
+			      int *status, int flags);
+long __wrap_mr_sys_move_pages(int pid, unsigned long count, void **pages, const int *nodes,
+			      int *status, int flags);
+long __wrap_mr_sys_move_pages(int pid, unsigned long count, void **pages, const int *nodes,
+			      int *status, int flags)
+{
+	if (move_pages_einval) {
+		errno = EINVAL;
+		return -1;
+	}
+	return __real_mr_sys_move_pages(pid, count, pages, nodes, status, flags);
+}
+
+static void put_file(const char *dir, const char *rel, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* The target exits while it is acted on: move_pages says EINVAL once its memory is
+ * gone and before it is a zombie. That is the end of the run (-ESRCH) for an exiting
+ * process, and an error for a live one. */
+static void test_exiting_target(void **state)
+{
+	struct mr_scheme s = scheme(MR_SCHEME_MIGRATE_COLD, 1);
+	struct mr_scheme_set set = { &s, 1 };
+	struct mr_ctl_result res = { 0 };
+	struct mr_act_ctx a;
+	char dir[] = "/tmp/mr-test-action-XXXXXX", path[512];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/proc", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/proc/4242", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(mr_root_set(dir), 0);
+	assert_int_equal(mr_act_ctx_init(&a, &two_nodes, &set, 4242, false, false), 0);
+	move_pages_einval = true;
+	/* running, not exiting (flags 0x400100): EINVAL is an error */
+	put_file(dir, "proc/4242/stat", "4242 (w) R 1 4242 4242 0 -1 4194560 0 0 0 0 0 0 0 0 "
+		 "20 0 1 0 6 0 0\n");
+	assert_int_equal(mr_act_apply(&a, &s, 0x100000, 0x101000, &res), -EINVAL);
+	/* PF_EXITING (0x400104): the run is over */
+	put_file(dir, "proc/4242/stat", "4242 (w) R 1 4242 4242 0 -1 4194564 0 0 0 0 0 0 0 0 "
+		 "20 0 1 0 6 0 0\n");
+	assert_int_equal(mr_act_apply(&a, &s, 0x100000, 0x101000, &res), -ESRCH);
+	move_pages_einval = false;
+	mr_act_ctx_destroy(&a);
+	assert_int_equal(mr_root_set("/"), 0);
+	snprintf(path, sizeof(path), "%s/proc/4242/stat", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/proc/4242", dir);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/proc", dir);
+	rmdir(path);
+	rmdir(dir);
+}
+
 /* An applied pageout whose process_madvise fails: the bytes are counted by reason
  * (refused, a short count, the target gone), never as applied. */
 static void test_madvise_failures(void **state)
@@ -259,6 +328,7 @@ int main(void)
 		cmocka_unit_test(test_fixture_root_refuses),
 		cmocka_unit_test(test_move_failures),
 		cmocka_unit_test(test_madvise_failures),
+		cmocka_unit_test(test_exiting_target),
 		cmocka_unit_test(test_backend_rule),
 	};
 

@@ -345,7 +345,9 @@ static void test_proc_stat(void **state)
 	assert_int_equal(st.utime_ticks, 31);
 	assert_int_equal(st.stime_ticks, 12);
 	assert_int_equal(st.starttime_ticks, 987654);
+	assert_int_equal(st.flags, 4194560);	/* 0x400100: no PF_EXITING */
 	assert_true(mr_proc_alive(77));
+	assert_false(mr_proc_exiting(77));
 	assert_int_equal(mr_proc_starttime(77, &t), 0);
 	assert_int_equal(t, 987654);
 	assert_int_equal(mr_proc_same(77, 987654), 0);
@@ -353,9 +355,15 @@ static void test_proc_stat(void **state)
 	assert_non_null(strstr(mr_last_error(), "another process"));
 	put_stat("78", "78 (z) Z 1 78 78 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0\n");
 	assert_false(mr_proc_alive(78));
+	assert_true(mr_proc_exiting(78));
 	assert_int_equal(mr_proc_same(78, 5), -ESRCH);
 	assert_int_equal(mr_proc_stat_read(79, &st), -ESRCH);
 	assert_false(mr_proc_alive(79));
+	assert_true(mr_proc_exiting(79));
+	/* PF_EXITING (0x4) set, not yet a zombie: alive, and exiting */
+	put_stat("81", "81 (x) R 1 81 81 0 -1 4194564 0 0 0 0 0 0 0 0 20 0 1 0 6 0 0\n");
+	assert_true(mr_proc_alive(81));
+	assert_true(mr_proc_exiting(81));
 	put_stat("80", "80 (short) R 1 80\n");
 	assert_int_equal(mr_proc_stat_read(80, &st), -EINVAL);
 }
