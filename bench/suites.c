@@ -342,5 +342,10 @@ int mr_bench_suite(struct mr_bench *b, const char *name, const struct mr_bench_s
 		return alloc_suite(b, o);
 	if (!strcmp(name, "access"))
 		return access_suite(b, o);
+	if (!strcmp(name, "hansen"))	/* its machines are guests, not this one */
+		return mr_error(-EINVAL, "the hansen suite boots the VM lab once per scenario "
+				"step (guests with fewer DIMMs, evacuating, memreg with nothing to "
+				"manage): run bench/hansen.sh from a memreg source tree "
+				"(docs/bench.md, \"Hansen's three scenarios\")");
 	return mr_error(-EINVAL, "unknown suite '%s' (kernbench, alloc, access)", name);
 }
