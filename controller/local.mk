@@ -6,7 +6,8 @@ libmrcontrol_la_SOURCES = controller/scheme.c controller/scheme.h \
 	controller/plan.c controller/plan.h \
 	controller/action.c controller/action.h \
 	controller/run.c controller/run.h controller/metrics.c \
-	controller/conf.c controller/conf.h
+	controller/conf.c controller/conf.h \
+	controller/kengine.c controller/kengine.h
 libmrcontrol_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 # memregctl plan, evacuate and control: thin commands over controller/ (tools/local.mk,
 # included before this file, sets the list and links libmrcontrol.la first).
