@@ -239,7 +239,7 @@ static void take_stats(struct mr_ctl_run *run, size_t i, const struct mr_mon_dam
 static int install(struct mr_ctl_run *run, struct mr_mon_damon_owner *owner,
 		   const struct mr_mon_damos *d, const struct mr_mon_range *ranges, size_t nr)
 {
-	bool apply = run->act.apply;
+	bool apply = run->mon->apply;
 	char num[16];
 	size_t i;
 	int err;
@@ -278,7 +278,7 @@ static int watch(struct mr_ctl_run *run, pid_t pid, int src_node)
 	uint64_t aggr_us = run->mon->attrs.aggr_us ? run->mon->attrs.aggr_us : 100000;
 	uint64_t t0 = mr_mon_now_us(), next = t0 + aggr_us, now;
 	struct mr_mon_damos_stats *prev, cur;
-	bool apply = run->act.apply;
+	bool apply = run->mon->apply;
 	char state[16];
 	size_t i;
 	int err = 0, ret;
@@ -337,7 +337,7 @@ int mr_kengine_run(struct mr_ctl_run *run, const struct mr_kengine_opts *o)
 	struct mr_mon_damos *d = NULL;
 	struct mr_mon_range *ranges = NULL;
 	size_t nr_ranges = 0, i;
-	bool apply = run->act.apply, have_owner = false;
+	bool apply = o->apply, have_owner = false;
 	char why[256], name[64], memcg[80], where[64], size[32];
 	int gate = o->gate_fd, src_node = -1, err;
 	uint64_t total = 0;
@@ -345,6 +345,8 @@ int mr_kengine_run(struct mr_ctl_run *run, const struct mr_kengine_opts *o)
 	err = mr_root_may_change("install DAMOS schemes in the kernel", apply);
 	if (err)
 		goto out;
+	run->act.apply = true;	/* the status and the log say "applied" */
+	run->mon->apply = true;	/* the kdamond's regions are written through it */
 	err = mr_mon_damon_check_free(why, sizeof(why));
 	if (err) {
 		err = mr_error(err, "damon: %s; not touched", why);

@@ -20,6 +20,8 @@
  * @pid:	the process whose pages the schemes act on (0 with @phys).
  * @started:	memreg started it (-- COMMAND): it waits on @gate_fd before exec.
  * @phys:	every page of System RAM, no memcg filter.
+ * @apply:	the command's --apply (the run's act context was started without it:
+ *		the user engine's actions never run here).
  * @gate_fd:	-1, or a pipe's write end the child reads one byte from before it
  *		execs: written once the child is in memreg's cgroup, so every page it
  *		touches is charged there; closed in any case.
@@ -28,6 +30,7 @@ struct mr_kengine_opts {
 	pid_t pid;
 	bool started;
 	bool phys;
+	bool apply;
 	int gate_fd;
 };
 
@@ -54,7 +57,7 @@ bool mr_kengine_damos_matches(const struct mr_mon_damos *d, const struct mr_mon_
  */
 int mr_kengine_ranges(const struct mr_region_map *map, const struct mr_scheme_set *set,
 		      bool phys, struct mr_mon_range **out, size_t *nr, int *src_node);
-/* Install @run->set in the kernel (run started with mr_ctl_run_start, --apply),
+/* Install @run->set in the kernel (run started with mr_ctl_run_start, apply false),
  * report each aggregation, remove everything at the end. 0 or -errno. */
 int mr_kengine_run(struct mr_ctl_run *run, const struct mr_kengine_opts *o);
 

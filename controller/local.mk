@@ -89,3 +89,15 @@ noinst_PROGRAMS += tests/lab/progs/mr-hotcold
 tests_lab_progs_mr_hotcold_SOURCES = tests/lab/progs/mr-hotcold.c
 tests_lab_progs_mr_hotcold_LDADD = libmrcommon.la $(NUMA_LIBS)
 endif
+
+if ENABLE_TESTS
+# The kernel engine on a fake DAMON sysfs tree and cgroup hierarchy (writes wrapped).
+check_PROGRAMS += tests/controller/test-kengine
+tests_controller_test_kengine_SOURCES = tests/controller/test-kengine.c
+tests_controller_test_kengine_CFLAGS = $(MR_TEST_CFLAGS) $(JSONC_CFLAGS)
+tests_controller_test_kengine_LDADD = libmrcontrol.la $(MR_TEST_LDADD) $(JSONC_LIBS)
+tests_controller_test_kengine_LDFLAGS = -Wl,--wrap=mr_root_write_str \
+	-Wl,--wrap=mr_root_may_change -Wl,--wrap=mr_root_write_file \
+	-Wl,--wrap=mr_root_unlink -Wl,--wrap=mr_root_mkdir -Wl,--wrap=mr_root_rmdir
+TESTS += tests/controller/test-kengine
+endif

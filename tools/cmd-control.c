@@ -421,13 +421,15 @@ int mr_cmd_control(int argc, char **argv)
 	run.keep_log = json;
 	run.log_stat = true;
 	run.whole_mappings = sight == MR_ACT_SEES_MAPPINGS;
+	/* the kernel engine acts itself: the user engine's actions stay a dry run */
 	err = mr_ctl_run_start(&run, ctx.target.pid > 0 ? ctx.target.pid : 0,
-			       ctx.target.kind == MR_MON_TARGET_PHYS, apply);
+			       ctx.target.kind == MR_MON_TARGET_PHYS, apply && !kernel);
 	if (!err) {
 		if (kernel) {
 			kopts.pid = ctx.target.pid;
 			kopts.started = child > 0;
 			kopts.phys = phys;
+			kopts.apply = apply;
 			err = mr_kengine_run(&run, &kopts);
 			kopts.gate_fd = -1;	/* closed by it */
 		} else {
