@@ -19,6 +19,7 @@
  * @apply:	"apply yes": consent to change the targets' placement (required).
  * @pid:	the target process ("pid N").
  * @backend:	monitoring backend ("backend damon"; default damon).
+ * @engine:	"engine user" (default) or "engine kernel" (the kernel's DAMOS, kengine.h).
  * @attrs:	"intervals SAMPLE AGGR UPDATE" (units required) and "regions MIN MAX";
  *		@has_attrs false keeps the backend's defaults.
  * @metrics_dir: "metrics DIR": DIR/memreg.prom for node_exporter ("" none).
@@ -29,6 +30,7 @@ struct mr_conf {
 	bool apply;
 	pid_t pid;
 	char backend[32];
+	char engine[16];
 	struct mr_mon_attrs attrs;
 	bool has_attrs;
 	char metrics_dir[1024];

@@ -208,40 +208,85 @@ static void open_gate(int *fd, bool go)
 	*fd = -1;
 }
 
-/* One aggregation's statistics into the run: totals from the kernel's counters,
- * the interval's work (what the user engine's actions account) from their deltas. */
+/* @a - @b, field by field; 0 where the kernel's counter went back (schemes committed
+ * anew start over). */
+static struct mr_mon_damos_stats stats_sub(const struct mr_mon_damos_stats *a,
+					   const struct mr_mon_damos_stats *b)
+{
+	struct mr_mon_damos_stats d;
+
+#define SUB(f) d.f = a->f >= b->f ? a->f - b->f : a->f
+	SUB(nr_tried);
+	SUB(sz_tried);
+	SUB(nr_applied);
+	SUB(sz_applied);
+	SUB(qt_exceeds);
+#undef SUB
+	return d;
+}
+
+/* One aggregation's statistics into the run: totals from the kernel's counters (less
+ * @base, their values when these schemes were installed), the interval's work (what
+ * the user engine's actions account) from their growth since @prev. */
 static void take_stats(struct mr_ctl_run *run, size_t i, const struct mr_mon_damos_stats *now,
-		       const struct mr_mon_damos_stats *prev, int src_node)
+		       const struct mr_mon_damos_stats *prev, const struct mr_mon_damos_stats *base,
+		       int src_node)
 {
 	struct mr_scheme_stats *st = &run->ctl.states[i].stats;
 	struct mr_act_acct *acct = &run->act.acct[i];
+	struct mr_mon_damos_stats tot = stats_sub(now, base), d = stats_sub(now, prev);
 	bool stat = run->set->schemes[i].action == MR_SCHEME_STAT;
-	uint64_t bytes;
 
-	st->nr_tried = now->nr_tried;
-	st->sz_tried = now->sz_tried;
-	st->nr_applied = now->nr_applied;
-	st->sz_applied = now->sz_applied;
-	st->qt_exceeds = now->qt_exceeds;
+	st->nr_tried = tot.nr_tried;
+	st->sz_tried = tot.sz_tried;
+	st->nr_applied = tot.nr_applied;
+	st->sz_applied = tot.sz_applied;
+	st->qt_exceeds = tot.qt_exceeds;
 	/* the kernel has no watermark state file: a scheme that tried regions in this
 	 * interval was active */
 	if (run->set->schemes[i].has_wmarks)
-		run->ctl.states[i].active = now->nr_tried > prev->nr_tried;
-	acct->regions = stat ? now->nr_tried - prev->nr_tried : now->nr_applied - prev->nr_applied;
-	bytes = stat ? now->sz_tried - prev->sz_tried : now->sz_applied - prev->sz_applied;
-	acct->bytes = bytes;
-	acct->src_bytes[src_node >= 0 ? (unsigned)src_node : MR_ACT_SRC_UNKNOWN] = bytes;
+		run->ctl.states[i].active = d.nr_tried > 0;
+	acct->regions = stat ? d.nr_tried : d.nr_applied;
+	acct->bytes = stat ? d.sz_tried : d.sz_applied;
+	acct->src_bytes[src_node >= 0 ? (unsigned)src_node : MR_ACT_SRC_UNKNOWN] = acct->bytes;
 }
 
 #define KD 0	/* memreg's one kdamond: kdamonds/0 */
 
-/* The kdamond set up and started: context, target regions, schemes, state on. */
-static int install(struct mr_ctl_run *run, struct mr_mon_damon_owner *owner,
-		   const struct mr_mon_damos *d, const struct mr_mon_range *ranges, size_t nr)
+/* The kernel engine's state between set-up and teardown. */
+struct kstate {
+	const char *memcg;		/* the memcg filter's path; NULL with --phys */
+	pid_t pid;			/* the target, 0 with --phys */
+	int src_node;			/* the one node pages are taken from, or -1 */
+	struct mr_mon_damos_stats *prev, *base;	/* per scheme (see take_stats) */
+};
+
+/* The run's schemes as kdamond 0's: nr_schemes, then each (probed). */
+static int write_schemes(struct mr_ctl_run *run, const struct kstate *k)
 {
-	bool apply = run->mon->apply;
+	struct mr_mon_damos d;
 	char num[16];
 	size_t i;
+	int err;
+
+	snprintf(num, sizeof(num), "%zu", run->set->nr);
+	err = mr_root_write_str(MR_DAMON_KDAMONDS "/0/contexts/0/schemes/nr_schemes", num,
+				run->mon->apply);
+	for (i = 0; !err && i < run->set->nr; i++) {
+		err = mr_kengine_to_damos(&run->set->schemes[i], &run->mon->attrs, k->memcg, &d);
+		if (!err)
+			err = mr_mon_damon_write_scheme(KD, (unsigned)i, &d, run->mon->apply);
+		if (err)
+			err = mr_error_wrap(err, "scheme of line %u", run->set->schemes[i].line);
+	}
+	return err;
+}
+
+/* The kdamond set up and started: context, target regions, schemes, state on. */
+static int install(struct mr_ctl_run *run, struct mr_mon_damon_owner *owner,
+		   const struct kstate *k, const struct mr_mon_range *ranges, size_t nr)
+{
+	bool apply = run->mon->apply;
 	int err;
 
 	owner->nr_kdamonds = 1;
@@ -255,15 +300,8 @@ static int install(struct mr_ctl_run *run, struct mr_mon_damon_owner *owner,
 					apply);
 	if (!err)
 		err = mr_mon_damon_write_regions(run->mon, KD, ranges, nr);
-	snprintf(num, sizeof(num), "%zu", run->set->nr);
 	if (!err)
-		err = mr_root_write_str(MR_DAMON_KDAMONDS "/0/contexts/0/schemes/nr_schemes", num,
-					apply);
-	for (i = 0; !err && i < run->set->nr; i++) {
-		err = mr_mon_damon_write_scheme(KD, (unsigned)i, &d[i], apply);
-		if (err)
-			err = mr_error_wrap(err, "scheme of line %u", run->set->schemes[i].line);
-	}
+		err = write_schemes(run, k);
 	if (!err)
 		err = mr_root_write_str(MR_DAMON_KDAMONDS "/0/state", "on", apply);
 	if (!err)
@@ -271,22 +309,58 @@ static int install(struct mr_ctl_run *run, struct mr_mon_damon_owner *owner,
 	return err;
 }
 
+/* (Re)size the per-scheme counters to the run's schemes and take the kernel's
+ * current values as where they start. */
+static int baseline(struct mr_ctl_run *run, struct kstate *k)
+{
+	size_t n = run->set->nr ? run->set->nr : 1, i;
+	int err;
+
+	free(k->prev);
+	free(k->base);
+	k->prev = calloc(n, sizeof(*k->prev));
+	k->base = calloc(n, sizeof(*k->base));
+	if (!k->prev || !k->base)
+		return mr_error(-ENOMEM, "out of memory");
+	err = mr_mon_damon_update_stats(KD, run->mon->apply);
+	for (i = 0; !err && i < run->set->nr; i++)
+		err = mr_mon_damon_read_stats(KD, (unsigned)i, &k->base[i]);
+	memcpy(k->prev, k->base, n * sizeof(*k->prev));
+	return err;
+}
+
+/* memregd's SIGHUP: the new schemes (reload_fn put them in the run) committed to the
+ * running kdamond ("commit": the kernel takes them at its next aggregation, the
+ * monitoring goes on). */
+static int reload(struct mr_ctl_run *run, struct kstate *k)
+{
+	int err;
+
+	*run->reload = 0;
+	if (run->reload_fn)
+		run->reload_fn(run, run->reload_arg);
+	err = write_schemes(run, k);
+	if (!err)
+		err = mr_root_write_str(MR_DAMON_KDAMONDS "/0/state", "commit", run->mon->apply);
+	if (!err)
+		err = baseline(run, k);
+	return err;
+}
+
 /* Every aggregation interval until the duration, a stop signal, the target's end or
  * the kdamond's: the kernel's statistics into the run. */
-static int watch(struct mr_ctl_run *run, pid_t pid, int src_node)
+static int watch(struct mr_ctl_run *run, struct kstate *k)
 {
 	uint64_t aggr_us = run->mon->attrs.aggr_us ? run->mon->attrs.aggr_us : 100000;
 	uint64_t t0 = mr_mon_now_us(), next = t0 + aggr_us, now;
-	struct mr_mon_damos_stats *prev, cur;
+	struct mr_mon_damos_stats cur;
 	bool apply = run->mon->apply;
 	char state[16];
 	size_t i;
-	int err = 0, ret;
+	int err, ret;
 
-	prev = calloc(run->set->nr ? run->set->nr : 1, sizeof(*prev));
-	if (!prev)
-		return mr_error(-ENOMEM, "out of memory");
-	for (;;) {
+	err = baseline(run, k);
+	while (!err) {
 		while ((now = mr_mon_now_us()) < next && !(run->mon->stop && *run->mon->stop))
 			usleep(next - now > 20000 ? 20000 : (useconds_t)(next - now));
 		if (run->mon->stop && *run->mon->stop)
@@ -294,6 +368,8 @@ static int watch(struct mr_ctl_run *run, pid_t pid, int src_node)
 		next += aggr_us;
 		if (next <= now)	/* behind (a loaded guest): no burst of catching up */
 			next = now + aggr_us;
+		if (run->reload && *run->reload && (err = reload(run, k)))
+			break;
 		err = mr_mon_damon_update_stats(KD, apply);
 		if (err) {
 			if (!mr_mon_damon_read_str(MR_DAMON_KDAMONDS "/0/state", state, sizeof(state)) &&
@@ -303,12 +379,12 @@ static int watch(struct mr_ctl_run *run, pid_t pid, int src_node)
 			break;
 		}
 		mr_act_acct_reset(&run->act);
-		for (i = 0; i < run->set->nr; i++) {
+		for (i = 0; !err && i < run->set->nr; i++) {
 			err = mr_mon_damon_read_stats(KD, (unsigned)i, &cur);
-			if (err)
-				break;
-			take_stats(run, i, &cur, &prev[i], src_node);
-			prev[i] = cur;
+			if (!err) {
+				take_stats(run, i, &cur, &k->prev[i], &k->base[i], k->src_node);
+				k->prev[i] = cur;
+			}
 		}
 		if (err)
 			break;
@@ -319,14 +395,11 @@ static int watch(struct mr_ctl_run *run, pid_t pid, int src_node)
 				run->mon->kernel_cpu_s = cpu;
 		}
 		ret = mr_ctl_run_report(run, now - t0);
-		if (ret < 0) {
+		if (ret < 0)
 			err = ret;
-			break;
-		}
-		if (ret > 0 || (pid > 0 && !mr_proc_alive(pid)))
+		else if (ret > 0 || (k->pid > 0 && !mr_proc_alive(k->pid)))
 			break;
 	}
-	free(prev);
 	return err;
 }
 
@@ -334,12 +407,13 @@ int mr_kengine_run(struct mr_ctl_run *run, const struct mr_kengine_opts *o)
 {
 	struct mr_mon_damon_owner owner;
 	struct mr_cgroup cg = { 0 };
-	struct mr_mon_damos *d = NULL;
+	struct mr_mon_damos d;
+	struct kstate k = { .src_node = -1 };
 	struct mr_mon_range *ranges = NULL;
 	size_t nr_ranges = 0, i;
 	bool apply = o->apply, have_owner = false;
 	char why[256], name[64], memcg[80], where[64], size[32];
-	int gate = o->gate_fd, src_node = -1, err;
+	int gate = o->gate_fd, err;
 	uint64_t total = 0;
 
 	err = mr_root_may_change("install DAMOS schemes in the kernel", apply);
@@ -359,17 +433,14 @@ int mr_kengine_run(struct mr_ctl_run *run, const struct mr_kengine_opts *o)
 	}
 	snprintf(name, sizeof(name), "memreg-%ld", (long)o->pid);
 	snprintf(memcg, sizeof(memcg), "/%s", name);
-	d = calloc(run->set->nr ? run->set->nr : 1, sizeof(*d));
-	if (!d) {
-		err = mr_error(-ENOMEM, "out of memory");
-		goto out;
-	}
+	k.memcg = o->phys ? NULL : memcg;
+	k.pid = o->phys ? 0 : o->pid;
+	/* every scheme converts before anything is written */
 	for (i = 0; i < run->set->nr && !err; i++)
-		err = mr_kengine_to_damos(&run->set->schemes[i], &run->mon->attrs,
-					  o->phys ? NULL : memcg, &d[i]);
+		err = mr_kengine_to_damos(&run->set->schemes[i], &run->mon->attrs, k.memcg, &d);
 	if (!err)
 		err = mr_kengine_ranges(run->map, run->set, o->phys, &ranges, &nr_ranges,
-					&src_node);
+					&k.src_node);
 	if (err)
 		goto out;
 	if (!o->phys) {
@@ -389,15 +460,15 @@ int mr_kengine_run(struct mr_ctl_run *run, const struct mr_kengine_opts *o)
 	if (err)
 		goto out;
 	have_owner = true;
-	err = install(run, &owner, d, ranges, nr_ranges);
+	err = install(run, &owner, &k, ranges, nr_ranges);
 	if (err)
 		goto out;
 	for (i = 0; i < nr_ranges; i++)
 		total += ranges[i].end - ranges[i].start;
 	if (o->phys)
 		snprintf(where, sizeof(where), "all System RAM");
-	else if (src_node >= 0)
-		snprintf(where, sizeof(where), "node %d", src_node);
+	else if (k.src_node >= 0)
+		snprintf(where, sizeof(where), "node %d", k.src_node);
 	else
 		snprintf(where, sizeof(where), "every node but the migration targets");
 	fprintf(stderr, "memregctl control: kernel engine: kdamond %ld, paddr over %s (%s in %zu "
@@ -405,7 +476,7 @@ int mr_kengine_run(struct mr_ctl_run *run, const struct mr_kengine_opts *o)
 		mr_format_size(total, size, sizeof(size)), nr_ranges, nr_ranges == 1 ? "" : "s",
 		run->set->nr, run->set->nr == 1 ? "" : "s", o->phys ? "" : ", memcg filter ",
 		o->phys ? "" : memcg);
-	err = watch(run, o->phys ? 0 : o->pid, src_node);
+	err = watch(run, &k);
 out:
 	open_gate(&gate, false);
 	if (have_owner)
@@ -414,6 +485,7 @@ out:
 	if (!err)
 		err = mr_ctl_run_end(run);
 	free(ranges);
-	free(d);
+	free(k.prev);
+	free(k.base);
 	return err;
 }
