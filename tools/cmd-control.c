@@ -437,7 +437,10 @@ int mr_cmd_control(int argc, char **argv)
 		}
 		if (err)
 			status = mr_cli_fail("%s", mr_last_error());
-		if (json)
+		/* a kernel engine refused before its first aggregation did nothing */
+		if (kernel && err && !run.nr_aggregations)
+			;
+		else if (json)
 			print_json(&run);
 		else
 			mr_ctl_run_print_stats(&run, stdout);
