@@ -40,6 +40,10 @@ echo "kdamonds: $(cat $admin/nr_kdamonds), workload's cgroup: $(cat /proc/$wpid/
 [ "$(cat $admin/nr_kdamonds)" = 1 ] || fail "nr_kdamonds is not 1 while the kernel engine runs"
 [ "$(cat /proc/$wpid/cgroup)" = "0::/memreg-$wpid" ] || fail "the workload is not in memreg's cgroup"
 [ "$(cat $admin/0/contexts/0/schemes/0/action)" = migrate_cold ] || fail "scheme action"
+# what this kernel's scheme and filter directories hold (memreg probed the action and
+# the filter type by writing them and reading them back)
+echo "kernel $(uname -r): scheme files: $(ls $admin/0/contexts/0/schemes/0 | tr '\n' ' ')"
+echo "filter files: $(ls $admin/0/contexts/0/schemes/0/filters/0 | tr '\n' ' ')"
 echo "filter: $(cat $admin/0/contexts/0/schemes/0/filters/0/type)" \
 	"$(cat $admin/0/contexts/0/schemes/0/filters/0/memcg_path)" \
 	"matching $(cat $admin/0/contexts/0/schemes/0/filters/0/matching)"
