@@ -674,21 +674,23 @@ int mr_mon_damon_write_context(unsigned kd, const char *ops, const struct mr_mon
 		return mr_error(-ENOTSUP, "damon: operations '%s' not available here", ops);
 	err = mr_root_write_str(kd_path(path, sizeof(path), kd, "contexts/0/operations"), ops,
 				apply);
-	if (!err)
-		err = wr_u64_path(kd_path(path, sizeof(path), kd, "contexts/0/monitoring_attrs/intervals/sample_us"),
-				  a->sample_us, apply);
-	if (!err)
-		err = wr_u64_path(kd_path(path, sizeof(path), kd, "contexts/0/monitoring_attrs/intervals/aggr_us"),
-				  a->aggr_us, apply);
-	if (!err)
-		err = wr_u64_path(kd_path(path, sizeof(path), kd, "contexts/0/monitoring_attrs/intervals/update_us"),
-				  a->update_us, apply);
-	if (!err)
-		err = wr_u64_path(kd_path(path, sizeof(path), kd, "contexts/0/monitoring_attrs/nr_regions/max"),
-				  a->max_nr_regions, apply);
-	if (!err)
-		err = wr_u64_path(kd_path(path, sizeof(path), kd, "contexts/0/monitoring_attrs/nr_regions/min"),
-				  a->min_nr_regions, apply);
+	/* nr_regions max before min: the kernel checks min <= max at commit, be tidy */
+	{
+		const struct { const char *rel; uint64_t v; } attrs[] = {
+			{ "intervals/sample_us", a->sample_us },
+			{ "intervals/aggr_us", a->aggr_us },
+			{ "intervals/update_us", a->update_us },
+			{ "nr_regions/max", a->max_nr_regions },
+			{ "nr_regions/min", a->min_nr_regions },
+		};
+		char rel[100];
+		size_t i;
+
+		for (i = 0; !err && i < MR_ARRAY_SIZE(attrs); i++) {
+			snprintf(rel, sizeof(rel), "contexts/0/monitoring_attrs/%s", attrs[i].rel);
+			err = wr_u64_path(kd_path(path, sizeof(path), kd, rel), attrs[i].v, apply);
+		}
+	}
 	return err;
 }
 
@@ -732,15 +734,20 @@ static int write_filter(bool apply, unsigned kd, unsigned idx, unsigned fi,
 	snprintf(rel, sizeof(rel), "filters/%u", fi);
 	err = probe_write(apply, kd, idx, mr_pathf(sub, sizeof(sub), "%s/type", rel), f->type,
 			  "filter type");
-	if (!err && !strcmp(f->type, "memcg"))
-		err = wr_scheme(apply, kd, idx, mr_pathf(sub, sizeof(sub), "%s/memcg_path", rel), f->memcg_path);
-	if (!err && !strcmp(f->type, "addr")) {
-		err = wr_scheme_u64(apply, kd, idx, mr_pathf(sub, sizeof(sub), "%s/addr_start", rel), f->addr_start);
-		if (!err)
-			err = wr_scheme_u64(apply, kd, idx, mr_pathf(sub, sizeof(sub), "%s/addr_end", rel), f->addr_end);
+	if (!err && !strcmp(f->type, "memcg")) {
+		mr_pathf(sub, sizeof(sub), "%s/memcg_path", rel);
+		err = wr_scheme(apply, kd, idx, sub, f->memcg_path);
 	}
+	if (!err && !strcmp(f->type, "addr")) {
+		mr_pathf(sub, sizeof(sub), "%s/addr_start", rel);
+		err = wr_scheme_u64(apply, kd, idx, sub, f->addr_start);
+		mr_pathf(sub, sizeof(sub), "%s/addr_end", rel);
+		if (!err)
+			err = wr_scheme_u64(apply, kd, idx, sub, f->addr_end);
+	}
+	mr_pathf(sub, sizeof(sub), "%s/matching", rel);
 	if (!err)
-		err = wr_scheme(apply, kd, idx, mr_pathf(sub, sizeof(sub), "%s/matching", rel), f->matching ? "Y" : "N");
+		err = wr_scheme(apply, kd, idx, sub, f->matching ? "Y" : "N");
 	/* 6.14+: 'allow' Y lets through what the filter applies to. N keeps 6.12's
 	 * meaning (filter out), so one description works on both. */
 	if (!err && scheme_file_exists(kd, idx, mr_pathf(sub, sizeof(sub), "%s/allow", rel)))
@@ -766,35 +773,31 @@ int mr_mon_damon_write_scheme(unsigned kd, unsigned idx, const struct mr_mon_dam
 	/* once per aggregation (6.7+), as the user engine applies */
 	if (!err && s->apply_interval_us && scheme_file_exists(kd, idx, "apply_interval_us"))
 		err = wr_scheme_u64(apply, kd, idx, "apply_interval_us", s->apply_interval_us);
-	if (!err)
-		err = wr_scheme_u64(apply, kd, idx, "access_pattern/sz/min", s->sz_min);
-	if (!err)
-		err = wr_scheme_u64(apply, kd, idx, "access_pattern/sz/max", s->sz_max);
-	if (!err)
-		err = wr_scheme_u64(apply, kd, idx, "access_pattern/nr_accesses/min", s->nr_accesses_min);
-	if (!err)
-		err = wr_scheme_u64(apply, kd, idx, "access_pattern/nr_accesses/max", s->nr_accesses_max);
-	if (!err)
-		err = wr_scheme_u64(apply, kd, idx, "access_pattern/age/min", s->age_min);
-	if (!err)
-		err = wr_scheme_u64(apply, kd, idx, "access_pattern/age/max", s->age_max);
-	if (!err)
-		err = wr_scheme_u64(apply, kd, idx, "quotas/ms", s->quota_ms);
-	if (!err)
-		err = wr_scheme_u64(apply, kd, idx, "quotas/bytes", s->quota_bytes);
-	if (!err)
-		err = wr_scheme_u64(apply, kd, idx, "quotas/reset_interval_ms", s->quota_reset_ms);
-	if (!err)
-		err = wr_scheme_u64(apply, kd, idx, "quotas/weights/sz_permil", s->weight_sz_permil);
-	if (!err)
-		err = wr_scheme_u64(apply, kd, idx, "quotas/weights/nr_accesses_permil", s->weight_nr_accesses_permil);
-	if (!err)
-		err = wr_scheme_u64(apply, kd, idx, "quotas/weights/age_permil", s->weight_age_permil);
+	{
+		const struct { const char *rel; uint64_t v; } files[] = {
+			{ "access_pattern/sz/min", s->sz_min },
+			{ "access_pattern/sz/max", s->sz_max },
+			{ "access_pattern/nr_accesses/min", s->nr_accesses_min },
+			{ "access_pattern/nr_accesses/max", s->nr_accesses_max },
+			{ "access_pattern/age/min", s->age_min },
+			{ "access_pattern/age/max", s->age_max },
+			{ "quotas/ms", s->quota_ms },
+			{ "quotas/bytes", s->quota_bytes },
+			{ "quotas/reset_interval_ms", s->quota_reset_ms },
+			{ "quotas/weights/sz_permil", s->weight_sz_permil },
+			{ "quotas/weights/nr_accesses_permil", s->weight_nr_accesses_permil },
+			{ "quotas/weights/age_permil", s->weight_age_permil },
+		};
+
+		for (i = 0; !err && i < MR_ARRAY_SIZE(files); i++)
+			err = wr_scheme_u64(apply, kd, idx, files[i].rel, files[i].v);
+	}
 	if (!err)
 		err = probe_write(apply, kd, idx, "watermarks/metric", s->wmark_metric,
 				  "watermark metric");
 	if (!err && strcmp(s->wmark_metric, "none")) {
-		err = wr_scheme_u64(apply, kd, idx, "watermarks/interval_us", s->wmark_interval_us);
+		err = wr_scheme_u64(apply, kd, idx, "watermarks/interval_us",
+				    s->wmark_interval_us);
 		if (!err)
 			err = wr_scheme_u64(apply, kd, idx, "watermarks/high", s->wmark_high);
 		if (!err)
