@@ -54,7 +54,9 @@ while [ $t -lt 60 ]; do
 	sleep 5
 	t=$((t + 5))
 	memregctl where --json $wpid >/tmp/where.json || fail "where"
-	node3=$(tr -d ' \n' </tmp/where.json | grep -o '"node":3,"bytes":[0-9]*' | cut -d: -f3)
+	# the "nodes" array (the "regions" one has node and bytes too)
+	node3=$(tr -d ' \n' </tmp/where.json | grep -o '"nodes":\[[^]]*\]' |
+		grep -o '"node":3,"bytes":[0-9]*' | cut -d: -f3)
 	node3=${node3:-0}
 	echo "after ${t} s: $((node3 / page)) pages of the workload on node 3"
 	[ $((node3 * 100)) -ge $((cold_bytes * 90)) ] && break
