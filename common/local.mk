@@ -6,4 +6,5 @@ libmrcommon_la_SOURCES = \
 	common/util.c common/util.h \
 	common/root.c common/root.h \
 	common/proc.c common/proc.h \
-	common/sys.c common/sys.h
+	common/sys.c common/sys.h \
+	common/cgroup.c common/cgroup.h

@@ -104,6 +104,7 @@ int mr_conf_parse(const char *text, const char *source, struct mr_conf *c)
 	if (!copy)
 		return mr_error(-ENOMEM, "out of memory");
 	snprintf(c->backend, sizeof(c->backend), "damon");
+	snprintf(c->engine, sizeof(c->engine), "user");
 	snprintf(c->status_path, sizeof(c->status_path), "%s", MR_CONF_STATUS_DEFAULT);
 	for (line = copy; line && !schemes; line = next) {
 		char *hash;
@@ -158,6 +159,12 @@ int mr_conf_parse(const char *text, const char *source, struct mr_conf *c)
 				break;
 			}
 			snprintf(c->backend, sizeof(c->backend), "%s", val);
+		} else if (strcmp(key, "engine") == 0) {
+			if (strcmp(val, "user") && strcmp(val, "kernel")) {
+				err = bad(source, n, "engine: want user or kernel, not", val);
+				break;
+			}
+			snprintf(c->engine, sizeof(c->engine), "%s", val);
 		} else if (strcmp(key, "intervals") == 0) {
 			if (!c->has_attrs)
 				c->attrs = (struct mr_mon_attrs){ 0, 0, 0, 10, 1000 };

@@ -21,6 +21,7 @@
  * @cgroups:	cgroup v2 directories whose processes are targets ("cgroup PATH",
  *		repeatable), followed as they change.
  * @backend:	monitoring backend ("backend damon"; default damon).
+ * @engine:	"engine user" (default) or "engine kernel" (the kernel's DAMOS, kengine.h).
  * @attrs:	"intervals SAMPLE AGGR UPDATE" (units required) and "regions MIN MAX";
  *		@has_attrs false keeps the backend's defaults.
  * @metrics_dir: "metrics DIR": DIR/memreg.prom for node_exporter ("" none).
@@ -35,6 +36,7 @@ struct mr_conf {
 	char **cgroups;
 	size_t nr_cgroups;
 	char backend[32];
+	char engine[16];
 	struct mr_mon_attrs attrs;
 	bool has_attrs;
 	char metrics_dir[1024];

@@ -7,7 +7,8 @@ libmrcontrol_la_SOURCES = controller/scheme.c controller/scheme.h \
 	controller/action.c controller/action.h \
 	controller/run.c controller/run.h controller/metrics.c \
 	controller/conf.c controller/conf.h \
-	controller/targets.c controller/targets.h
+	controller/targets.c controller/targets.h \
+	controller/kengine.c controller/kengine.h
 libmrcontrol_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 # memregctl plan, evacuate and control: thin commands over controller/ (tools/local.mk,
 # included before this file, sets the list and links libmrcontrol.la first).
@@ -115,3 +116,14 @@ endif
 # The controller's overhead benchmark, installed so the lab guest can run it too.
 ctlbenchdir = $(pkgdatadir)/bench
 dist_ctlbench_SCRIPTS = bench/ctl-overhead.sh
+if ENABLE_TESTS
+# The kernel engine on a fake DAMON sysfs tree and cgroup hierarchy (writes wrapped).
+check_PROGRAMS += tests/controller/test-kengine
+tests_controller_test_kengine_SOURCES = tests/controller/test-kengine.c
+tests_controller_test_kengine_CFLAGS = $(MR_TEST_CFLAGS) $(JSONC_CFLAGS)
+tests_controller_test_kengine_LDADD = libmrcontrol.la $(MR_TEST_LDADD) $(JSONC_LIBS)
+tests_controller_test_kengine_LDFLAGS = -Wl,--wrap=mr_root_write_str \
+	-Wl,--wrap=mr_root_may_change -Wl,--wrap=mr_root_write_file \
+	-Wl,--wrap=mr_root_unlink -Wl,--wrap=mr_root_mkdir -Wl,--wrap=mr_root_rmdir
+TESTS += tests/controller/test-kengine
+endif

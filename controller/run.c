@@ -546,6 +546,13 @@ static int on_aggregation(struct mr_mon_ctx *ctx, uint64_t time_us, void *arg)
 		run->err = err;
 		return err;
 	}
+	return mr_ctl_run_report(run, time_us);
+}
+
+int mr_ctl_run_report(struct mr_ctl_run *run, uint64_t time_us)
+{
+	int err;
+
 	run->nr_aggregations++;
 	run->last_time_us = time_us;
 	log_actions(run, &run->one, time_us);
@@ -556,6 +563,12 @@ static int on_aggregation(struct mr_mon_ctx *ctx, uint64_t time_us, void *arg)
 	if (run->duration_us && time_us >= run->duration_us)
 		return 1;
 	return 0;
+}
+
+int mr_ctl_run_end(struct mr_ctl_run *run)
+{
+	run->finished = true;
+	return write_outputs(run);
 }
 
 int mr_ctl_run_start(struct mr_ctl_run *run, pid_t pid, bool phys, bool apply)

@@ -150,6 +150,12 @@ int mr_ctl_run_start(struct mr_ctl_run *run, pid_t pid, bool phys, bool apply);
  * -errno. Status and metrics are written a last time before it returns. */
 int mr_ctl_run(struct mr_ctl_run *run);
 void mr_ctl_run_destroy(struct mr_ctl_run *run);
+/* For an engine that applies the schemes itself (the kernel's DAMOS: kengine.c):
+ * one aggregation's ctl.states[].stats and act.acct[] are filled in; log, totals,
+ * status and metrics as the user engine's. 0, 1 when the duration is over, -errno.
+ * mr_ctl_run_end marks the run finished and writes status and metrics a last time. */
+int mr_ctl_run_report(struct mr_ctl_run *run, uint64_t time_us);
+int mr_ctl_run_end(struct mr_ctl_run *run);
 /* Put @set (checked with mr_act_check_schemes) in place of the run's schemes between
  * two aggregations: statistics start over, the monitor is untouched. The caller
  * frees the old set after. 0 or -errno (the old schemes then stay). */

@@ -614,3 +614,235 @@ int mr_mon_damon_reset(bool apply, FILE *out)
 		fprintf(out, "nothing changed: pass --apply to do it\n");
 	return left ? 1 : 0;
 }
+
+/* ---------------------------------------------------------------- DAMOS schemes */
+
+#define CTX_FMT MR_DAMON_KDAMONDS "/%u/contexts/0"
+#define SCHEME_FMT CTX_FMT "/schemes/%u"
+
+static const char *scheme_path(char *buf, size_t len, unsigned kd, unsigned idx,
+			       const char *rel)
+{
+	return mr_pathf(buf, len, SCHEME_FMT "/%s", kd, idx, rel);
+}
+
+static int wr_u64_path(const char *path, uint64_t v, bool apply)
+{
+	char num[32];
+
+	snprintf(num, sizeof(num), "%" PRIu64, v);
+	return mr_root_write_str(path, num, apply);
+}
+
+/* schemes/IDX/@rel of kdamond @kd = @v */
+static int wr_scheme_u64(bool apply, unsigned kd, unsigned idx, const char *rel, uint64_t v)
+{
+	char path[260];
+
+	return wr_u64_path(scheme_path(path, sizeof(path), kd, idx, rel), v, apply);
+}
+
+static int wr_scheme(bool apply, unsigned kd, unsigned idx, const char *rel, const char *v)
+{
+	char path[260];
+
+	return mr_root_write_str(scheme_path(path, sizeof(path), kd, idx, rel), v, apply);
+}
+
+int mr_mon_damon_write_context(unsigned kd, const char *ops, const struct mr_mon_attrs *a,
+			       bool apply)
+{
+	char path[160], *avail = NULL, *line, *save = NULL;
+	bool found = false;
+	size_t len;
+	int err;
+
+	err = mr_root_write_str(kd_path(path, sizeof(path), kd, "contexts/nr_contexts"), "1",
+				apply);
+	if (err)
+		return err;
+	/* one operations set a line */
+	err = mr_root_read_file(kd_path(path, sizeof(path), kd, "contexts/0/avail_operations"),
+				4096, &avail, &len);
+	if (err)
+		return err;
+	for (line = strtok_r(avail, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (!strcmp(line, ops))
+			found = true;
+	free(avail);
+	if (!found)
+		return mr_error(-ENOTSUP, "damon: operations '%s' not available here", ops);
+	err = mr_root_write_str(kd_path(path, sizeof(path), kd, "contexts/0/operations"), ops,
+				apply);
+	/* nr_regions max before min: the kernel checks min <= max at commit, be tidy */
+	{
+		const struct { const char *rel; uint64_t v; } attrs[] = {
+			{ "intervals/sample_us", a->sample_us },
+			{ "intervals/aggr_us", a->aggr_us },
+			{ "intervals/update_us", a->update_us },
+			{ "nr_regions/max", a->max_nr_regions },
+			{ "nr_regions/min", a->min_nr_regions },
+		};
+		char rel[100];
+		size_t i;
+
+		for (i = 0; !err && i < MR_ARRAY_SIZE(attrs); i++) {
+			snprintf(rel, sizeof(rel), "contexts/0/monitoring_attrs/%s", attrs[i].rel);
+			err = wr_u64_path(kd_path(path, sizeof(path), kd, rel), attrs[i].v, apply);
+		}
+	}
+	return err;
+}
+
+/* Write @val to schemes/IDX/@rel and read it back: what the kernel did not take
+ * either fails the write (-EINVAL) or reads back as something else. */
+static int probe_write(bool apply, unsigned kd, unsigned idx, const char *rel, const char *val,
+		       const char *what)
+{
+	char full[260], back[64];
+	int err;
+
+	scheme_path(full, sizeof(full), kd, idx, rel);
+	err = mr_root_write_str(full, val, apply);
+	if (err == -EINVAL)
+		return mr_error(-ENOTSUP, "damon: this kernel's DAMOS does not take %s '%s' (%s "
+				"refused it)", what, val, full);
+	if (err)
+		return err;
+	err = mr_mon_damon_read_str(full, back, sizeof(back));
+	if (err)
+		return err;
+	if (strcmp(back, val))
+		return mr_error(-ENOTSUP, "damon: this kernel's DAMOS does not take %s '%s' (%s "
+				"reads back '%s')", what, val, full, back);
+	return 0;
+}
+
+static bool scheme_file_exists(unsigned kd, unsigned idx, const char *rel)
+{
+	char full[260];
+
+	return mr_root_exists(scheme_path(full, sizeof(full), kd, idx, rel));
+}
+
+static int write_filter(bool apply, unsigned kd, unsigned idx, unsigned fi,
+			const struct mr_mon_damos_filter *f)
+{
+	char rel[64], sub[96];
+	int err;
+
+	snprintf(rel, sizeof(rel), "filters/%u", fi);
+	err = probe_write(apply, kd, idx, mr_pathf(sub, sizeof(sub), "%s/type", rel), f->type,
+			  "filter type");
+	if (!err && !strcmp(f->type, "memcg")) {
+		mr_pathf(sub, sizeof(sub), "%s/memcg_path", rel);
+		err = wr_scheme(apply, kd, idx, sub, f->memcg_path);
+	}
+	if (!err && !strcmp(f->type, "addr")) {
+		mr_pathf(sub, sizeof(sub), "%s/addr_start", rel);
+		err = wr_scheme_u64(apply, kd, idx, sub, f->addr_start);
+		mr_pathf(sub, sizeof(sub), "%s/addr_end", rel);
+		if (!err)
+			err = wr_scheme_u64(apply, kd, idx, sub, f->addr_end);
+	}
+	mr_pathf(sub, sizeof(sub), "%s/matching", rel);
+	if (!err)
+		err = wr_scheme(apply, kd, idx, sub, f->matching ? "Y" : "N");
+	/* 6.14+: 'allow' Y lets through what the filter applies to. N keeps 6.12's
+	 * meaning (filter out), so one description works on both. */
+	if (!err && scheme_file_exists(kd, idx, mr_pathf(sub, sizeof(sub), "%s/allow", rel)))
+		err = wr_scheme(apply, kd, idx, sub, "N");
+	return err;
+}
+
+int mr_mon_damon_write_scheme(unsigned kd, unsigned idx, const struct mr_mon_damos *s,
+			      bool apply)
+{
+	char num[16];
+	unsigned i;
+	int err;
+
+	err = probe_write(apply, kd, idx, "action", s->action, "action");
+	if (!err && s->target_nid >= 0) {
+		if (!scheme_file_exists(kd, idx, "target_nid"))
+			return mr_error(-ENOTSUP, "damon: this kernel's DAMOS has no target_nid "
+					"(schemes/%u/target_nid): %s needs Linux 6.11 or later",
+					idx, s->action);
+		err = wr_scheme_u64(apply, kd, idx, "target_nid", (uint64_t)s->target_nid);
+	}
+	/* once per aggregation (6.7+), as the user engine applies */
+	if (!err && s->apply_interval_us && scheme_file_exists(kd, idx, "apply_interval_us"))
+		err = wr_scheme_u64(apply, kd, idx, "apply_interval_us", s->apply_interval_us);
+	{
+		const struct { const char *rel; uint64_t v; } files[] = {
+			{ "access_pattern/sz/min", s->sz_min },
+			{ "access_pattern/sz/max", s->sz_max },
+			{ "access_pattern/nr_accesses/min", s->nr_accesses_min },
+			{ "access_pattern/nr_accesses/max", s->nr_accesses_max },
+			{ "access_pattern/age/min", s->age_min },
+			{ "access_pattern/age/max", s->age_max },
+			{ "quotas/ms", s->quota_ms },
+			{ "quotas/bytes", s->quota_bytes },
+			{ "quotas/reset_interval_ms", s->quota_reset_ms },
+			{ "quotas/weights/sz_permil", s->weight_sz_permil },
+			{ "quotas/weights/nr_accesses_permil", s->weight_nr_accesses_permil },
+			{ "quotas/weights/age_permil", s->weight_age_permil },
+		};
+
+		for (i = 0; !err && i < MR_ARRAY_SIZE(files); i++)
+			err = wr_scheme_u64(apply, kd, idx, files[i].rel, files[i].v);
+	}
+	if (!err)
+		err = probe_write(apply, kd, idx, "watermarks/metric", s->wmark_metric,
+				  "watermark metric");
+	if (!err && strcmp(s->wmark_metric, "none")) {
+		err = wr_scheme_u64(apply, kd, idx, "watermarks/interval_us",
+				    s->wmark_interval_us);
+		if (!err)
+			err = wr_scheme_u64(apply, kd, idx, "watermarks/high", s->wmark_high);
+		if (!err)
+			err = wr_scheme_u64(apply, kd, idx, "watermarks/mid", s->wmark_mid);
+		if (!err)
+			err = wr_scheme_u64(apply, kd, idx, "watermarks/low", s->wmark_low);
+	}
+	if (!err && s->nr_filters) {
+		if (!scheme_file_exists(kd, idx, "filters/nr_filters"))
+			return mr_error(-ENOTSUP, "damon: this kernel's DAMOS has no filters "
+					"(schemes/%u/filters): they need Linux 6.3 or later", idx);
+		snprintf(num, sizeof(num), "%u", s->nr_filters);
+		err = wr_scheme(apply, kd, idx, "filters/nr_filters", num);
+	}
+	for (i = 0; !err && i < s->nr_filters; i++)
+		err = write_filter(apply, kd, idx, i, &s->filters[i]);
+	return err;
+}
+
+int mr_mon_damon_update_stats(unsigned kd, bool apply)
+{
+	char path[100];
+
+	return mr_root_write_str(kd_path(path, sizeof(path), kd, "state"), "update_schemes_stats",
+				 apply);
+}
+
+int mr_mon_damon_read_stats(unsigned kd, unsigned idx, struct mr_mon_damos_stats *st)
+{
+	static const char *const names[] = { "nr_tried", "sz_tried", "nr_applied", "sz_applied",
+					     "qt_exceeds" };
+	uint64_t *v[] = { &st->nr_tried, &st->sz_tried, &st->nr_applied, &st->sz_applied,
+			  &st->qt_exceeds };
+	char full[260], rel[32], buf[32];
+	size_t i;
+	int err;
+
+	for (i = 0; i < MR_ARRAY_SIZE(names); i++) {
+		snprintf(rel, sizeof(rel), "stats/%s", names[i]);
+		err = mr_mon_damon_read_str(scheme_path(full, sizeof(full), kd, idx, rel), buf,
+					    sizeof(buf));
+		if (!err && mr_parse_u64(buf, v[i]))
+			err = mr_error(-EINVAL, "%s: not a number: '%s'", full, buf);
+		if (err)
+			return err;
+	}
+	return 0;
+}

@@ -178,4 +178,66 @@ int mr_mon_damon_write_regions(struct mr_mon_ctx *ctx, unsigned kd,
  * target. 1 when the kdamond stopped (its target exited). */
 int mr_mon_damon_read_tried(struct mr_mon_ctx *ctx, unsigned kd);
 
+/* ---------------------------------------------------------------- DAMOS schemes
+ * "damon-sysfs.c": one DAMOS scheme as the kernel's sysfs takes it
+ * (kdamonds/K/contexts/0/schemes/N, Documentation/admin-guide/mm/damon/usage.rst),
+ * in the kernel's units. The controller converts its schemes to these
+ * (controller/kengine.c); the DAMON file layout stays here. */
+#define MR_DAMOS_MAX_FILTERS 8
+
+struct mr_mon_damos_filter {
+	char type[16];		/* "memcg", "anon", "addr" */
+	/* the kernel filters out what the filter applies to: memory that matches
+	 * (@matching) or that does not; 6.14+ 'allow' is written N (reject) */
+	bool matching;
+	char memcg_path[256];	/* relative to the cgroup v2 root: "/memreg-123" */
+	uint64_t addr_start, addr_end;
+};
+
+/*
+ * struct mr_mon_damos - one scheme in sysfs units.
+ * @nr_accesses_min/max:	samples that saw an access per aggregation interval
+ *			(0..aggr_us / sample_us).
+ * @age_min/max:	aggregation intervals.
+ * @target_nid:		migrate_hot/migrate_cold's destination; -1: not written.
+ * @quota_*:		0: no such quota. @wmark_metric "none" or "free_mem_rate".
+ */
+struct mr_mon_damos {
+	char action[24];
+	uint64_t sz_min, sz_max;
+	uint32_t nr_accesses_min, nr_accesses_max;
+	uint32_t age_min, age_max;
+	uint64_t apply_interval_us;
+	int target_nid;
+	uint64_t quota_ms, quota_bytes, quota_reset_ms;
+	unsigned weight_sz_permil, weight_nr_accesses_permil, weight_age_permil;
+	char wmark_metric[16];
+	uint64_t wmark_interval_us;
+	unsigned wmark_high, wmark_mid, wmark_low;	/* per-mille */
+	struct mr_mon_damos_filter filters[MR_DAMOS_MAX_FILTERS];
+	unsigned nr_filters;
+};
+
+/* DAMOS's per-scheme statistics (schemes/N/stats). */
+struct mr_mon_damos_stats {
+	uint64_t nr_tried, sz_tried, nr_applied, sz_applied, qt_exceeds;
+};
+
+/*
+ * Write @s as scheme @index of kdamond @kd's context 0 (nr_schemes written by the
+ * caller). What the running kernel accepts is probed, not assumed from its version:
+ * the action and each filter type are written and read back, target_nid must exist
+ * for a migrate action. -ENOTSUP with one line saying what this kernel refused.
+ */
+int mr_mon_damon_write_scheme(unsigned kd, unsigned index, const struct mr_mon_damos *s,
+			      bool apply);
+/* Ask kdamond @kd to refresh its schemes' stats files, then read scheme @index's.
+ * -ENOENT / -EINVAL when the kdamond is gone or stopped. */
+int mr_mon_damon_update_stats(unsigned kd, bool apply);
+int mr_mon_damon_read_stats(unsigned kd, unsigned index, struct mr_mon_damos_stats *st);
+/* The context's operations set, its intervals and region bounds (the kernel engine's
+ * kdamond: no stat scheme, no tracefs). 0 or -errno. */
+int mr_mon_damon_write_context(unsigned kd, const char *ops, const struct mr_mon_attrs *a,
+			       bool apply);
+
 #endif

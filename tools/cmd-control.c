@@ -16,6 +16,7 @@
 
 #include "common/proc.h"
 #include "common/root.h"
+#include "controller/kengine.h"
 #include "controller/run.h"
 #include "monitor/record.h"
 #include "power/energy.h"
@@ -33,9 +34,9 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fputs("Usage: memregctl control (--scheme S... | --schemes FILE)\n"
-	      "                         (--pid PID... | --cgroup DIR... | --replay REC |\n"
+	      "                         (--pid PID... | --cgroup DIR... | --replay REC | --phys |\n"
 	      "                          -- COMMAND [ARG...])\n"
-	      "                         [--backend B] [--engine user] [--duration D] [--apply]\n"
+	      "                         [--backend B] [--engine user|kernel] [--duration D] [--apply]\n"
 	      "                         [--json] [--metrics DIR] [--status-file FILE]\n"
 	      "       memregctl control status [--json] [--file FILE]\n\n"
 	      "Monitor a process's memory accesses and apply schemes to its regions: each\n"
@@ -63,7 +64,10 @@ static void usage(FILE *f)
 	      "                        one count per mapping (whole mappings only); softdirty\n"
 	      "                        sees writes only (stat and willneed only)\n"
 	      "  -a, --attrs LIST      sample_us,aggr_us,update_us,min_regions,max_regions\n"
-	      "  -e, --engine NAME     user (the schemes run in memreg; the only engine so far)\n"
+	      "  -e, --engine NAME     user (default: the schemes run in memreg) or kernel (the\n"
+	      "                        kernel's DAMOS: one paddr kdamond, a memcg filter on a\n"
+	      "                        cgroup memreg creates for the target; needs --apply)\n"
+	      "      --phys            (kernel engine) all of System RAM, every page, no filter\n"
 	      "  -d, --duration D      stop after D of monitoring (60s, 2m; default: until the\n"
 	      "                        target ends)\n"
 	      "      --apply           act (move pages, process_madvise); otherwise a dry run\n"
@@ -171,6 +175,7 @@ int mr_cmd_control(int argc, char **argv)
 		{ "backend", required_argument, NULL, 'b' },
 		{ "attrs", required_argument, NULL, 'a' },
 		{ "engine", required_argument, NULL, 'e' },
+		{ "phys", no_argument, NULL, 'P' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "apply", no_argument, NULL, 'A' },
 		{ "json", no_argument, NULL, 'j' },
@@ -200,6 +205,9 @@ int mr_cmd_control(int argc, char **argv)
 	enum mr_act_sight sight;
 	uint64_t pid = 0, duration_us = 0, v;
 	bool apply = false, json = false, have_map = false, have_ctx = false, have_rec = false;
+	bool phys = false, kernel;
+	struct mr_kengine_opts kopts = { .gate_fd = -1 };
+	int gate[2] = { -1, -1 };
 	pid_t child = -1;
 	int c, err = 0, status = MR_EXIT_OK;
 	size_t len;
@@ -247,6 +255,7 @@ int mr_cmd_control(int argc, char **argv)
 						    "2m, 500ms)", optarg);
 			break;
 		case 'A': apply = true; break;
+		case 'P': phys = true; break;
 		case 'j': json = true; break;
 		case 'm': run.metrics_dir = optarg; break;
 		case 'T': run.status_path = optarg; break;
@@ -270,21 +279,43 @@ int mr_cmd_control(int argc, char **argv)
 		free(cgroups);
 		return mr_cli_usage("control", "give --scheme TEXT (one or more) or --schemes FILE");
 	}
-	if ((nr_pids || nr_cgroups) + (replay != NULL) + (optind < argc) != 1) {
+	if ((nr_pids || nr_cgroups) + (replay != NULL) + (optind < argc) + phys != 1) {
 		free(text);
 		free(pids);
 		free(cgroups);
 		return mr_cli_usage("control", "give exactly one kind of target: --pid PID and "
-				    "--cgroup DIR (each repeatable), --replay REC or -- COMMAND");
+				    "--cgroup DIR (each repeatable), --replay REC, --phys or "
+				    "-- COMMAND");
 	}
-	if (strcmp(engine, "user") != 0) {
+	if (strcmp(engine, "user") != 0 && strcmp(engine, "kernel") != 0) {
 		free(text);
 		free(pids);
 		free(cgroups);
-		if (strcmp(engine, "kernel") == 0)
-			return mr_cli_fail("--engine kernel: the kernel's DAMOS engine is not built "
-					   "yet; use --engine user");
-		return mr_cli_usage("control", "--engine: unknown engine '%s' (user)", engine);
+		return mr_cli_usage("control", "--engine: unknown engine '%s' (user, kernel)", engine);
+	}
+	kernel = strcmp(engine, "kernel") == 0;
+	if (kernel) {
+		const char *why = replay ? "--replay: a record has no memory for the kernel to act "
+			"on (use --engine user)" : strcmp(backend, "damon") ? "--backend: the kernel "
+			"engine monitors with the kernel's DAMON itself (drop --backend)" : !apply ?
+			"installing schemes in the kernel changes its state: pass --apply (a dry run "
+			"works with --engine user)" : nr_pids > 1 || nr_cgroups ? "one --pid only "
+			"(memreg puts it in a cgroup of its own for DAMOS's memcg filter); several "
+			"--pid and --cgroup need --engine user" : NULL;
+
+		if (why) {
+			free(text);
+			free(pids);
+			free(cgroups);
+			return mr_cli_usage("control", "--engine kernel: %s", why);
+		}
+	} else if (phys) {
+		free(text);
+		free(pids);
+		free(cgroups);
+		return mr_cli_usage("control", "--phys: only the kernel engine acts on physical "
+				    "memory (the user engine moves a process's pages with "
+				    "move_pages); add --engine kernel");
 	}
 	if (replay && apply) {
 		free(text);
@@ -409,6 +440,11 @@ int mr_cmd_control(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 
 	if (optind < argc) {
+		/* the kernel engine's command waits until it is in memreg's cgroup */
+		if (kernel && pipe(gate)) {
+			status = mr_cli_fail("pipe: %s", strerror(errno));
+			goto out_rec;
+		}
 		child = fork();
 		if (child < 0) {
 			status = mr_cli_fail("fork: %s", strerror(errno));
@@ -418,13 +454,27 @@ int mr_cmd_control(int argc, char **argv)
 			signal(SIGINT, SIG_DFL);
 			signal(SIGTERM, SIG_DFL);
 			signal(SIGHUP, SIG_DFL);
+			if (gate[0] >= 0) {
+				char go;
+
+				close(gate[1]);
+				if (read(gate[0], &go, 1) != 1)
+					_exit(127);	/* the controller could not set up */
+				close(gate[0]);
+			}
 			execvp(argv[optind], argv + optind);
 			fprintf(stderr, "memregctl control: %s: %s\n", argv[optind], strerror(errno));
 			_exit(127);
 		}
 		ctx.target.pid = child;
 		ctx.target.started = true;	/* memreg started it: consent (record's rule) */
+		if (gate[0] >= 0) {
+			close(gate[0]);
+			kopts.gate_fd = gate[1];
+		}
 	}
+	if (phys)
+		ctx.target.kind = MR_MON_TARGET_PHYS;
 
 	/* DRAM energy for the metrics and the status: the best source here */
 	if (run.metrics_dir || run.status_path) {
@@ -451,20 +501,36 @@ int mr_cmd_control(int argc, char **argv)
 	run.keep_log = json;
 	run.log_stat = true;
 	run.whole_mappings = sight == MR_ACT_SEES_MAPPINGS;
+	/* the kernel engine acts itself: the user engine's actions stay a dry run */
 	err = mr_ctl_run_start(&run, ctx.target.pid > 0 ? ctx.target.pid : 0,
-			       ctx.target.kind == MR_MON_TARGET_PHYS, apply);
+			       ctx.target.kind == MR_MON_TARGET_PHYS, apply && !kernel);
 	if (!err) {
-		err = mr_ctl_run(&run);
+		if (kernel) {
+			kopts.pid = ctx.target.pid;
+			kopts.started = child > 0;
+			kopts.phys = phys;
+			kopts.apply = apply;
+			err = mr_kengine_run(&run, &kopts);
+			kopts.gate_fd = -1;	/* closed by it */
+		} else {
+			err = mr_ctl_run(&run);
+		}
 		if (err)
 			status = mr_cli_fail("%s", mr_last_error());
-		if (json)
-			print_json(&run);
-		else
-			mr_ctl_run_print_stats(&run, stdout);
+		/* a kernel engine refused before its first aggregation did nothing: no
+		 * statistics to print */
+		if (!(kernel && err && !run.nr_aggregations)) {
+			if (json)
+				print_json(&run);
+			else
+				mr_ctl_run_print_stats(&run, stdout);
+		}
 		mr_ctl_run_destroy(&run);
 	} else {
 		status = mr_cli_fail("%s", mr_last_error());
 	}
+	if (kopts.gate_fd >= 0)
+		close(kopts.gate_fd);	/* the command never runs */
 	if (have_energy) {
 		mr_energy_stop(&energy);
 		mr_energy_close(&energy);

@@ -19,6 +19,7 @@
 #include "common/root.h"
 #include "common/util.h"
 #include "controller/conf.h"
+#include "controller/kengine.h"
 #include "controller/run.h"
 #include "power/energy.h"
 
@@ -113,10 +114,11 @@ static void reload(struct mr_ctl_run *run, void *arg)
 		return;
 	}
 	if (!same_targets(&c, &d->conf) || strcmp(c.backend, d->conf.backend) ||
+	    strcmp(c.engine, d->conf.engine) ||
 	    c.has_attrs != d->conf.has_attrs ||
 	    (c.has_attrs && memcmp(&c.attrs, &d->conf.attrs, sizeof(c.attrs))) ||
 	    strcmp(c.metrics_dir, d->conf.metrics_dir) || strcmp(c.status_path, d->conf.status_path))
-		logf_("reload: the target, backend, intervals and paths change only with a "
+		logf_("reload: the target, engine, backend, intervals and paths change only with a "
 		      "restart; kept the running ones, reloading the schemes");
 	if (mr_act_check_schemes(&c.schemes, d->map, d->sight, true, note, sizeof(note))) {
 		logf_("reload failed, keeping the running schemes: %s", mr_last_error());
@@ -167,7 +169,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = { 0 };
 	const struct mr_mon_ops *ops;
 	struct mr_mon_ctx ctx;
-	bool check = false, have_energy = false;
+	bool check = false, have_energy = false, kernel;
 	char note[512], who[64];
 	size_t i;
 	int c, err = 0;
@@ -200,6 +202,19 @@ int main(int argc, char **argv)
 	}
 	if (ops == &mr_mon_ops_replay || ops == &mr_mon_ops_uffd) {
 		logf_("%s: backend %s cannot watch another process", d.config_path, ops->name);
+		goto fail_conf;
+	}
+	kernel = strcmp(d.conf.engine, "kernel") == 0;
+	if (kernel && ops != &mr_mon_ops_damon) {
+		logf_("%s: engine kernel monitors with the kernel's DAMON itself: backend %s does "
+		      "not apply (drop the backend line)", d.config_path, ops->name);
+		goto fail_conf;
+	}
+	/* one memcg filter per kdamond: the kernel engine follows one process */
+	if (kernel && (d.conf.nr_pids != 1 || d.conf.nr_cgroups)) {
+		logf_("%s: engine kernel takes exactly one pid line and no cgroup line (memreg "
+		      "puts that process in a cgroup of its own for DAMOS's memcg filter); use "
+		      "the user engine for several targets", d.config_path);
 		goto fail_conf;
 	}
 	d.sight = mr_act_backend_sight(ops->name, NULL);
@@ -265,7 +280,7 @@ int main(int argc, char **argv)
 	run.set = &d.conf.schemes;
 	run.map = &map;
 	run.mon = &ctx;
-	run.engine_name = "user";
+	run.engine_name = d.conf.engine;
 	run.backend_name = ops->name;
 	run.log = stderr;
 	run.log_prefix = "memregd: ";
@@ -276,13 +291,21 @@ int main(int argc, char **argv)
 	run.reload = &reload_flag;
 	run.reload_fn = reload;
 	run.reload_arg = &d;
-	err = mr_ctl_run_start(&run, run.targets ? 0 : d.conf.pid, false, true);
+	/* the kernel engine acts itself: the user engine's actions stay a dry run */
+	err = mr_ctl_run_start(&run, run.targets ? 0 : d.conf.pid, false, !kernel);
 	if (!err) {
-		logf_("started: %s, %zu scheme%s, %s backend, status %s",
+		logf_("started: %s, %zu scheme%s, %s engine, %s backend, status %s",
 		      targets_text(&d.conf, who, sizeof(who)),
-		      d.conf.schemes.nr, d.conf.schemes.nr == 1 ? "" : "s", ops->name,
-		      d.conf.status_path);
-		err = mr_ctl_run(&run);
+		      d.conf.schemes.nr, d.conf.schemes.nr == 1 ? "" : "s", d.conf.engine,
+		      ops->name, d.conf.status_path);
+		if (kernel) {
+			struct mr_kengine_opts ko = { .pid = d.conf.pid, .apply = true,
+						      .gate_fd = -1 };
+
+			err = mr_kengine_run(&run, &ko);
+		} else {
+			err = mr_ctl_run(&run);
+		}
 		if (err)
 			logf_("%s", mr_last_error());
 		mr_ctl_run_print_stats(&run, stderr);

@@ -95,8 +95,28 @@ check_refusal writes-only "memregctl: scheme of line 1: pageout needs a backend 
 	--replay "$tmp/sd.rec" --scheme '100M max 0 0 2m max pageout'
 check_refusal pid-consent "memregctl: observing process 1, which memreg did not start, needs --apply (consent to act on it); a dry run works from --replay REC or -- COMMAND" \
 	--pid 1 --scheme 'min max min max min max stat'
-check_refusal kernel-engine "memregctl: --engine kernel: the kernel's DAMOS engine is not built yet; use --engine user" \
-	--engine kernel --replay "$tmp/ctl.rec" --scheme 'min max min max min max stat'
+# the kernel engine: what it cannot do is a usage error; a fixture root is never written
+check_usage() {  # NAME WANT ARGS...
+	name=$1 want=$2
+	shift 2
+	"$ctl" control "$@" >"$tmp/r.out" 2>"$tmp/r.err"
+	rc=$?
+	[ $rc -eq 2 ] || { cat "$tmp/r.err"; fail "$name: exit $rc, want 2"; }
+	printf '%s\n' "$want" "Try 'memregctl help control'." | diff -u - "$tmp/r.err" ||
+		fail "$name: message differs"
+	[ -s "$tmp/r.out" ] && fail "$name: wrote to stdout"
+	return 0
+}
+check_usage kernel-replay "memregctl control: --engine kernel: --replay: a record has no memory for the kernel to act on (use --engine user)" \
+	--engine kernel --apply --replay "$tmp/ctl.rec" --scheme 'min max min max min max stat'
+check_usage kernel-apply "memregctl control: --engine kernel: installing schemes in the kernel changes its state: pass --apply (a dry run works with --engine user)" \
+	--engine kernel --phys --scheme 'min max min max min max stat'
+check_usage kernel-backend "memregctl control: --engine kernel: --backend: the kernel engine monitors with the kernel's DAMON itself (drop --backend)" \
+	--engine kernel --apply --backend perf --phys --scheme 'min max min max min max stat'
+check_usage phys-user "memregctl control: --phys: only the kernel engine acts on physical memory (the user engine moves a process's pages with move_pages); add --engine kernel" \
+	--phys --scheme 'min max min max min max stat'
+check_refusal kernel-fixture "memregctl: refusing to install DAMOS schemes in the kernel under fixture root $fx/server-2s-mpst" \
+	--root "$fx/server-2s-mpst" --engine kernel --apply --phys --scheme '4K max 0 0 30s max migrate_cold 1'
 # arbitration: an offline region (all its blocks offline) is never a target; a
 # node with only offline regions neither
 cp -r "$fx/server-2s-mpst" "$tmp/off"

@@ -117,7 +117,7 @@ check_refusal damon-several 1 "memregctl: the damon backend monitors one target 
 	--backend damon --apply --pid $a --pid $b --scheme "$st"
 check_refusal pid-gone 1 "memregctl: pid $cpid: no such process" \
 	--backend refs --apply --pid $a --pid $cpid --scheme "$st"
-check_refusal pid-and-replay 2 "memregctl control: give exactly one kind of target: --pid PID and --cgroup DIR (each repeatable), --replay REC or -- COMMAND
+check_refusal pid-and-replay 2 "memregctl control: give exactly one kind of target: --pid PID and --cgroup DIR (each repeatable), --replay REC, --phys or -- COMMAND
 Try 'memregctl help control'." \
 	--pid $a --replay "$tmp/none.rec" --scheme "$st"
 echo "PASS: control-targets"

@@ -31,6 +31,10 @@ printf 'apply no\npid 1\nschemes\nmin max min max min max stat\n' >"$tmp/c.conf"
 refuse apply-no "memregd: $tmp/c.conf: \"apply no\": memregd refuses to start without \"apply yes\" (use memregctl control for a dry run)"
 printf 'apply yes\npid 1\nbakend damon\nschemes\nmin max min max min max stat\n' >"$tmp/c.conf"
 refuse unknown-key "memregd: $tmp/c.conf:3: unknown key 'bakend'"
+printf 'apply yes\npid 1\nengine dmaos\nschemes\nmin max min max min max stat\n' >"$tmp/c.conf"
+refuse bad-engine "memregd: $tmp/c.conf:3: engine: want user or kernel, not 'dmaos'"
+printf 'apply yes\npid 1\nengine kernel\nbackend refs\nschemes\nmin max min max min max stat\n' >"$tmp/c.conf"
+refuse kernel-backend "memregd: $tmp/c.conf: engine kernel monitors with the kernel's DAMON itself: backend refs does not apply (drop the backend line)"
 printf 'apply yes\n# a comment\npid 1\nschemes\n\n4K max 0 0 30 max pageout\n' >"$tmp/c.conf"
 "$d" --config "$tmp/c.conf" --check 2>"$tmp/e"
 grep -q "^memregd: $tmp/c.conf:6:" "$tmp/e" || { cat "$tmp/e"; fail "bad scheme not at line 6"; }
@@ -151,7 +155,7 @@ wait "$mpid"
 rc=$?
 mpid=
 [ $rc -eq 0 ] || { cat "$tmp/m.log"; fail "memregd (two pids) exit $rc after SIGTERM"; }
-grep -qx "memregd: started: 2 pids and 0 cgroups, 1 scheme, refs backend, status $tmp/run/m.status" \
+grep -qx "memregd: started: 2 pids and 0 cgroups, 1 scheme, user engine, refs backend, status $tmp/run/m.status" \
 	"$tmp/m.log" || { cat "$tmp/m.log"; fail "no start line (two pids)"; }
 python3 -c "import json; j=json.load(open('$tmp/run/m.status')); assert not j['running'] and len(j['schemes']) == 2 and j['targets_joined'] == 2, j" ||
 	fail "final status (two pids)"

@@ -1,0 +1,163 @@
+/* cgroup v2 groups memreg creates (see cgroup.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/cgroup.h"
+#include "common/proc.h"
+#include "common/root.h"
+#include "common/util.h"
+
+/* Is @word one of the space-separated words of the file? */
+static bool file_has_word(const char *linux_path, const char *word)
+{
+	char *data = NULL, *tok, *save = NULL;
+	bool found = false;
+
+	if (mr_root_read_file(linux_path, 4096, &data, NULL))
+		return false;
+	for (tok = strtok_r(data, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+		if (!strcmp(tok, word))
+			found = true;
+	free(data);
+	return found;
+}
+
+int mr_cgroup_check(char *why, size_t len)
+{
+	if (!mr_root_exists(MR_CGROUP_ROOT "/cgroup.controllers")) {
+		snprintf(why, len, "no cgroup v2 hierarchy at %s (mount -t cgroup2 none %s)",
+			 MR_CGROUP_ROOT, MR_CGROUP_ROOT);
+		return -ENOTSUP;
+	}
+	if (!file_has_word(MR_CGROUP_ROOT "/cgroup.controllers", "memory")) {
+		snprintf(why, len, "the cgroup v2 hierarchy at %s has no memory controller",
+			 MR_CGROUP_ROOT);
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+int mr_cgroup_of(pid_t pid, char *path, size_t len)
+{
+	char file[64], *data = NULL, *line, *save = NULL;
+	int err;
+
+	err = mr_root_read_file(mr_pathf(file, sizeof(file), "/proc/%ld/cgroup", (long)pid),
+				65536, &data, NULL);
+	if (err)
+		return err;
+	err = mr_error(-ENOENT, "%s: no cgroup v2 line (0::PATH)", file);
+	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "0::", 3))
+			continue;
+		if (strlen(line + 3) >= len)
+			err = mr_error(-ENAMETOOLONG, "%s: cgroup path too long", file);
+		else {
+			strcpy(path, line + 3);
+			err = 0;
+		}
+		break;
+	}
+	free(data);
+	return err;
+}
+
+static const char *abs_path(char *buf, size_t len, const char *cg_path, const char *file)
+{
+	/* the root group is "/": no double slash */
+	return mr_pathf(buf, len, MR_CGROUP_ROOT "%s/%s", strcmp(cg_path, "/") ? cg_path : "",
+			file);
+}
+
+int mr_cgroup_create(struct mr_cgroup *cg, const char *name, bool apply)
+{
+	char dir[300], why[200];
+	int err;
+
+	memset(cg, 0, sizeof(*cg));
+	cg->apply = apply;
+	err = mr_cgroup_check(why, sizeof(why));
+	if (err)
+		return mr_error(err, "cgroup: %s", why);
+	if ((size_t)snprintf(cg->path, sizeof(cg->path), "/%s", name) >= sizeof(cg->path))
+		return mr_error(-ENAMETOOLONG, "cgroup: name too long");
+	mr_pathf(dir, sizeof(dir), MR_CGROUP_ROOT "%s", cg->path);
+	if (mr_root_exists(dir))
+		return mr_error(-EEXIST, "cgroup: %s exists already (left by a memreg that was "
+				"killed? remove it with rmdir when it holds no process)", dir);
+	/* a group has a memcg of its own only when its parent enables the controller
+	 * for its children */
+	if (!file_has_word(MR_CGROUP_ROOT "/cgroup.subtree_control", "memory")) {
+		err = mr_root_write_str(MR_CGROUP_ROOT "/cgroup.subtree_control", "+memory", apply);
+		if (err)
+			return mr_error_wrap(err, "cgroup: enabling the memory controller");
+		cg->memory_enabled = true;
+	}
+	err = mr_root_mkdir(dir, apply);
+	if (err) {
+		mr_cgroup_remove(cg);
+		return err;
+	}
+	cg->made = true;
+	return 0;
+}
+
+int mr_cgroup_move_in(struct mr_cgroup *cg, pid_t pid)
+{
+	char file[300], num[24];
+	int err;
+
+	err = mr_cgroup_of(pid, cg->orig_path, sizeof(cg->orig_path));
+	if (err)
+		return err;
+	snprintf(num, sizeof(num), "%ld", (long)pid);
+	err = mr_root_write_str(abs_path(file, sizeof(file), cg->path, "cgroup.procs"), num,
+				cg->apply);
+	if (!err)
+		cg->pid = pid;
+	return err;
+}
+
+void mr_cgroup_remove(struct mr_cgroup *cg)
+{
+	char file[300], num[24];
+	int err, i;
+
+	if (cg->pid > 0 && mr_proc_alive(cg->pid)) {
+		snprintf(num, sizeof(num), "%ld", (long)cg->pid);
+		err = mr_root_write_str(abs_path(file, sizeof(file), cg->orig_path, "cgroup.procs"),
+					num, cg->apply);
+		if (err)
+			fprintf(stderr, "memregctl: cgroup: pid %ld not moved back to %s: %s\n",
+				(long)cg->pid, cg->orig_path, mr_last_error());
+	}
+	cg->pid = 0;
+	if (cg->made) {
+		/* a process that just exited may still count as a member for a moment:
+		 * rmdir answers EBUSY until it is reaped; retry for up to 2 s */
+		mr_pathf(file, sizeof(file), MR_CGROUP_ROOT "%s", cg->path);
+		for (i = 0; i < 200; i++) {
+			err = mr_root_rmdir(file, cg->apply);
+			if (err != -EBUSY)
+				break;
+			usleep(10000);
+		}
+		if (err)
+			fprintf(stderr, "memregctl: cgroup: %s left: %s\n", file, mr_last_error());
+		cg->made = false;
+	}
+	if (cg->memory_enabled) {
+		/* refused (EBUSY) when another group uses it by now: then it stays */
+		err = mr_root_write_str(MR_CGROUP_ROOT "/cgroup.subtree_control", "-memory",
+					cg->apply);
+		if (err)
+			fprintf(stderr, "memregctl: cgroup: memory controller left enabled in %s: "
+				"%s\n", MR_CGROUP_ROOT, mr_last_error());
+		cg->memory_enabled = false;
+	}
+}
