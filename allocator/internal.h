@@ -55,7 +55,7 @@ struct mr_span {
 	void *free_list;		/* slab: locally freed objects (not the bin's) */
 	struct mr_tcache *owner;	/* slab: the cache that allocates from it */
 	uint32_t site;			/* large: site id (0 = unknown) */
-	uint32_t pad;
+	uint32_t child;			/* slab: first child in its bin's partial heap */
 };
 
 #define MR_SLAB_PARTIAL 1u		/* in its bin's partial list */
