@@ -104,11 +104,14 @@ struct mr_heap {
 	uint32_t nregions;		/* regions reserved now; ops->grow adds more */
 	uint32_t grow_failed;		/* ops->grow said no once: not asked again */
 	/* The arena is split into nnodes groups of regions, [node_lo, node_hi) each (one
-	 * group on a one-node machine). In each, regions [node_lo, hot_top) were opened
-	 * from the bottom (hot, normal), [cold_bottom, node_hi) from the top (cold). */
+	 * group on a one-node machine). In each, regions [node_lo, hot_end) were opened
+	 * from the bottom for hot data, in a reserve [node_lo, norm_lo) of their own;
+	 * [norm_lo, hot_top) from norm_lo up for normal data (and hot data once the
+	 * reserve is full), [cold_bottom, node_hi) from the top (cold). */
 	uint32_t nnodes;
 	uint32_t node_lo[MR_MAX_NODES], node_hi[MR_MAX_NODES];
 	uint32_t hot_top[MR_MAX_NODES], cold_bottom[MR_MAX_NODES];
+	uint32_t hot_end[MR_MAX_NODES], norm_lo[MR_MAX_NODES];
 	uint32_t npending;
 	uint32_t regions_touched;
 	uint64_t decay_ns, next_decay_ns;

@@ -43,7 +43,7 @@ static void collect(struct mr_alloc_stats_file *f, uint32_t max_regions)
 	f->disabled = (uint64_t)disabled;
 	f->hot_regions = f->cold_regions = 0;
 	for (r = 0; r < h->nnodes; r++) {
-		f->hot_regions += h->hot_top[r] - h->node_lo[r];
+		f->hot_regions += h->hot_end[r] - h->node_lo[r] + h->hot_top[r] - h->norm_lo[r];
 		f->cold_regions += h->node_hi[r] - h->cold_bottom[r];
 	}
 	f->regions_live = f->regions_empty = 0;

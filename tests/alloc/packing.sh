@@ -7,7 +7,7 @@
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 status=0
-for mode in lowest:1M exited:64M live:64M; do
+for mode in lowest:1M hot:1M exited:64M live:64M; do
 	if MEMREG_REGION_SIZE=${mode#*:} run_preloaded "$tmp/${mode%:*}.err" "$top_builddir/tests/alloc/packing" "${mode%:*}"; then
 		echo "ok: ${mode%:*}"
 	else
