@@ -790,18 +790,19 @@ static bool reclaim_parked(struct mr_tcache *tc, unsigned cls, enum mr_temp temp
 	return got;
 }
 
-/* Objects other threads freed to live caches' inboxes, taken whole by a cache that
- * would otherwise need a new slab: its own go back to its slabs, the others to its
- * stash, by temperature and class. They stay counted as used in their slabs, as
- * if never freed: handed out again from the stash and freed later, they go to
- * their slab's owner like any object. Returns whether @temp/@cls got some. */
+/* Objects other threads freed to live caches' inboxes, taken by a cache that would
+ * otherwise need a new slab: its own go back to its slabs, those of @temp/@cls to
+ * its stash, the rest back to the inbox they came from (one chain, one CAS). The
+ * stashed ones stay counted as used in their slabs, as if never freed: handed out
+ * again and freed later, they go to their slab's owner like any object. Returns
+ * whether the stash got some. */
 static bool steal_inboxes(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 {
 	struct mr_tcache *c;
 
 	for (c = __atomic_load_n(&all_caches, __ATOMIC_ACQUIRE); c;
 	     c = __atomic_load_n(&c->next_all, __ATOMIC_ACQUIRE)) {
-		void *p;
+		void *p, *rest = NULL, *rest_tail = NULL, *head;
 
 		if (c == tc || !atomic_load_explicit(&c->inbox, memory_order_relaxed))
 			continue;
@@ -810,11 +811,25 @@ static bool steal_inboxes(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 			void *next = mr_list_next(p);
 			struct mr_span *s = mr_span_of(p);
 
-			if (__atomic_load_n(&s->owner, __ATOMIC_RELAXED) == tc)
+			if (__atomic_load_n(&s->owner, __ATOMIC_RELAXED) == tc) {
 				local_free(tc, s, p);
-			else
-				mr_list_push(&tc->stash[s->temp][s->cls], p);
+			} else if (s->temp == temp && s->cls == cls) {
+				mr_list_push(&tc->stash[temp][cls], p);
+			} else {
+				*(void **)p = mr_link(p, rest);
+				if (!rest)
+					rest_tail = p;
+				rest = p;
+			}
 			p = next;
+		}
+		if (rest) {
+			head = atomic_load_explicit(&c->inbox, memory_order_relaxed);
+			do {
+				*(void **)rest_tail = mr_link(rest_tail, head);
+			} while (!atomic_compare_exchange_weak_explicit(&c->inbox, &head, rest,
+									memory_order_release,
+									memory_order_relaxed));
 		}
 		if (tc->stash[temp][cls])
 			return true;
@@ -838,13 +853,26 @@ static void stash_flush(struct mr_tcache *tc)
 			}
 }
 
+/* Whether the page heap has room for a new slab of class @cls in a region below
+ * the one of page @page: then a new slab packs better than reusing that one. */
+static bool slab_lower_free(unsigned cls, enum mr_temp temp, uint32_t page)
+{
+	uint32_t r = mr_page_region(&mr_heap, page);
+
+	return r != 0 && mr_buddy_lower_free(&mr_heap, mr_class_slab_order[cls], temp, r);
+}
+
 /* The bin's next slab: the lowest of the current one (if it has room) and the
- * lowest partial one. False if neither has a free object. */
-static bool bin_take_lowest(struct mr_bin *b)
+ * lowest partial one, unless the page heap has room lower down (then a new slab:
+ * sorted reuse must not keep a high slab alive when the low regions have space).
+ * False if neither has a free object or a lower slab is to be made. */
+static bool bin_take_lowest(struct mr_bin *b, unsigned cls, enum mr_temp temp)
 {
 	struct mr_span *s = b->cur;
 
 	if (b->partial != MR_NONE && (!s || s->bump == s->capacity || b->partial < b->cur_head)) {
+		if (slab_lower_free(cls, temp, b->partial))
+			return false;
 		s = &mr_spans[b->partial];
 		partial_del(b, s);
 		set_current(b, s);
@@ -852,7 +880,7 @@ static bool bin_take_lowest(struct mr_bin *b)
 			slab_extend(b, s);
 		return true;
 	}
-	if (s && s->bump < s->capacity) {
+	if (s && s->bump < s->capacity && !slab_lower_free(cls, temp, b->cur_head)) {
 		slab_extend(b, s);
 		return true;
 	}
@@ -871,9 +899,9 @@ void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 
 	if (atomic_load_explicit(&tc->inbox, memory_order_relaxed))
 		drain_inbox(tc);
-	if (!b->free && !bin_take_lowest(b)) {
+	if (!b->free && !bin_take_lowest(b, cls, temp)) {
 		if (!tc->stash[temp][cls] && reclaim_parked(tc, cls, temp))
-			bin_take_lowest(b);
+			bin_take_lowest(b, cls, temp);
 		if (!b->free && (tc->stash[temp][cls] || steal_inboxes(tc, cls, temp)))
 			return mr_list_pop(&tc->stash[temp][cls]);	/* counted in its slab */
 	}

@@ -346,6 +346,20 @@ static uint32_t pick_region_in(struct mr_heap *h, uint32_t order, enum mr_temp t
 	}
 }
 
+bool mr_buddy_lower_free(const struct mr_heap *h, uint32_t order, enum mr_temp temp,
+			 uint32_t region)
+{
+	uint32_t node = mr_buddy_node_of(h, region), lo, r;
+
+	if (temp == MR_TEMP_COLD)
+		return false;
+	lo = temp == MR_TEMP_HOT || region < h->norm_lo[node] ? h->node_lo[node] : h->norm_lo[node];
+	if (temp == MR_TEMP_HOT && region >= h->norm_lo[node] && h->hot_end[node] < h->norm_lo[node])
+		return true;	/* the hot reserve has unopened regions */
+	r = mr_buddy_find_range(h, order, lo, region, false);
+	return r != MR_NONE;
+}
+
 /* The calling thread's node first (packing must not turn local memory remote); a
  * full node falls back to the others, in order. */
 static uint32_t pick_region(struct mr_heap *h, uint32_t order, enum mr_temp temp, uint32_t node)

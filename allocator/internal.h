@@ -154,6 +154,11 @@ void mr_buddy_shrink_huge(struct mr_heap *h, uint32_t page, uint32_t new_nregion
 void mr_buddy_decay(struct mr_heap *h, bool force) MR_HIDDEN;
 /* Check every invariant; returns NULL or a description of the first violation. */
 const char *mr_buddy_check(const struct mr_heap *h) MR_HIDDEN;
+/* Whether a block of order @order for @temp data could come from a region of the
+ * zone below @region (hot, normal; never for cold). Reads the bitmaps without the
+ * heap lock: a hint for slab reuse, which a concurrent change may make stale. */
+bool mr_buddy_lower_free(const struct mr_heap *h, uint32_t order, enum mr_temp temp,
+			 uint32_t region) MR_HIDDEN;
 /* Region lookup of the lowest (or highest) region with a free block of order >= k;
  * MR_NONE if none. Exposed for the tests of the selection logic. */
 uint32_t mr_buddy_find(const struct mr_heap *h, uint32_t order, bool highest) MR_HIDDEN;
