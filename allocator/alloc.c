@@ -582,6 +582,8 @@ static void slab_release(struct mr_span *s)
 	heap_free_pages((uint32_t)(s - mr_spans), s->npages);
 }
 
+static void set_current(struct mr_bin *b, struct mr_span *s);
+
 /* A free of an object in a slab this cache owns, when the slab is not b's current
  * one; b is the bin of the slab's temperature and class. */
 void mr_local_free_slow(struct mr_bin *b, struct mr_span *s, void *p)
@@ -597,6 +599,15 @@ void mr_local_free_slow(struct mr_bin *b, struct mr_span *s, void *p)
 	}
 	if (!(s->flags & MR_SLAB_PARTIAL))
 		partial_add(b, s);
+	/* Lowest first holds for the current slab too: one that a partial slab
+	 * undercuts by a region gives way to it. Else a current slab whose objects
+	 * keep being freed and reused (its bin never runs dry) stays in a high region
+	 * for good, and so does the live data of its class. */
+	if (b->cur && mr_page_region(&mr_heap, b->partial) < mr_page_region(&mr_heap, b->cur_head)) {
+		s = &mr_spans[b->partial];
+		partial_del(b, s);
+		set_current(b, s);
+	}
 }
 
 static void inbox_push(struct mr_tcache *owner, void *p);
