@@ -445,7 +445,9 @@ static struct mr_tcache *tc_new(void)
 	if (tc)
 		return tc;
 	npages = (uint32_t)((sizeof(*tc) + MR_PAGE_SIZE - 1) / MR_PAGE_SIZE);
-	page = heap_alloc_pages(npages, 0, MR_TEMP_HOT, MR_SPAN_LARGE);
+	/* Normal, not hot, though every malloc reads it: in the hot reserve it would
+	 * make every process hold a region more, hot data or not. */
+	page = heap_alloc_pages(npages, 0, MR_TEMP_NORMAL, MR_SPAN_LARGE);
 	if (page == MR_NONE)
 		return NULL;
 	tc = mr_page_addr(page);
