@@ -440,7 +440,7 @@ static struct mr_tcache *tc_new(void)
 	pthread_mutex_lock(&pool_lock);
 	tc = pool;
 	if (tc)
-		pool = tc->next_parked;
+		__atomic_store_n(&pool, tc->next_parked, __ATOMIC_RELAXED);	/* peeked unlocked */
 	pthread_mutex_unlock(&pool_lock);
 	if (tc)
 		return tc;
@@ -867,12 +867,19 @@ static void stash_flush(struct mr_tcache *tc)
 }
 
 /* Whether the page heap has room for a new slab of class @cls in a region below
- * the one of page @page: then a new slab packs better than reusing that one. */
+ * the one of page @page: then a new slab packs better than reusing that one. A
+ * hint: asked only if the heap lock is free at once (a refill does not queue on
+ * it for this), else the answer is no. */
 static bool slab_lower_free(unsigned cls, enum mr_temp temp, uint32_t page)
 {
 	uint32_t r = mr_page_region(&mr_heap, page);
+	bool lower;
 
-	return r != 0 && mr_buddy_lower_free(&mr_heap, mr_class_slab_order[cls], temp, r);
+	if (r == 0 || pthread_mutex_trylock(&heap_lock) != 0)
+		return false;
+	lower = mr_buddy_lower_free(&mr_heap, mr_class_slab_order[cls], temp, r);
+	pthread_mutex_unlock(&heap_lock);
+	return lower;
 }
 
 /* The bin's next slab: the lowest of the current one (if it has room) and the
@@ -965,7 +972,7 @@ static void tc_destroy(void *arg)
 	}
 	pthread_mutex_lock(&pool_lock);
 	tc->next_parked = pool;
-	pool = tc;
+	__atomic_store_n(&pool, tc, __ATOMIC_RELAXED);	/* reclaim_parked peeks unlocked */
 	pthread_mutex_unlock(&pool_lock);
 }
 

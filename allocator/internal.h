@@ -155,8 +155,7 @@ void mr_buddy_decay(struct mr_heap *h, bool force) MR_HIDDEN;
 /* Check every invariant; returns NULL or a description of the first violation. */
 const char *mr_buddy_check(const struct mr_heap *h) MR_HIDDEN;
 /* Whether a block of order @order for @temp data could come from a region of the
- * zone below @region (hot, normal; never for cold). Reads the bitmaps without the
- * heap lock: a hint for slab reuse, which a concurrent change may make stale. */
+ * zone below @region (hot, normal; never for cold): a hint for slab reuse. */
 bool mr_buddy_lower_free(const struct mr_heap *h, uint32_t order, enum mr_temp temp,
 			 uint32_t region) MR_HIDDEN;
 /* Region lookup of the lowest (or highest) region with a free block of order >= k;
