@@ -471,12 +471,14 @@ static struct mr_tcache *tc_new(void)
 	pthread_mutex_lock(&pool_lock);
 	tc = pool;
 	if (tc)
-		pool = tc->next_parked;
+		__atomic_store_n(&pool, tc->next_parked, __ATOMIC_RELAXED);	/* peeked unlocked */
 	pthread_mutex_unlock(&pool_lock);
 	if (tc)
 		return tc;
 	npages = (uint32_t)((sizeof(*tc) + MR_PAGE_SIZE - 1) / MR_PAGE_SIZE);
-	page = heap_alloc_pages(npages, 0, MR_TEMP_HOT, MR_SPAN_LARGE);
+	/* Normal, not hot, though every malloc reads it: in the hot reserve it would
+	 * make every process hold a region more, hot data or not. */
+	page = heap_alloc_pages(npages, 0, MR_TEMP_NORMAL, MR_SPAN_LARGE);
 	if (page == MR_NONE)
 		return NULL;
 	tc = mr_page_addr(page);
@@ -485,7 +487,7 @@ static struct mr_tcache *tc_new(void)
 	pthread_mutex_lock(&pool_lock);
 	tc->id = next_id++;
 	tc->next_all = all_caches;
-	all_caches = tc;
+	__atomic_store_n(&all_caches, tc, __ATOMIC_RELEASE);	/* read unlocked: steal_inboxes */
 	pthread_mutex_unlock(&pool_lock);
 	return tc;
 }
@@ -511,26 +513,95 @@ struct mr_tcache *mr_tc_slow(void)
 	return tc;
 }
 
+/* ---- partial slabs: lowest address first ----
+ * A bin's slabs with free objects that are not its current slab form a pairing heap
+ * keyed by the slab's first page (so by region, then address): the lowest is the
+ * root, O(1) to find; add O(1), delete O(log n) amortised. Links live in the head
+ * descriptors: child = first child, next = next sibling, prev = the previous
+ * sibling, or the parent for a first child (MR_NONE at the root). */
+
+static uint32_t span_page(const struct mr_span *s)
+{
+	return (uint32_t)(s - mr_spans);
+}
+
+/* Meld two heaps (roots with no siblings): the higher root becomes the lower's
+ * first child. */
+static uint32_t ph_meld(uint32_t a, uint32_t b)
+{
+	struct mr_span *sa, *sb;
+
+	if (a == MR_NONE)
+		return b;
+	if (b == MR_NONE)
+		return a;
+	if (b < a) {
+		uint32_t t = a;
+
+		a = b;
+		b = t;
+	}
+	sa = &mr_spans[a];
+	sb = &mr_spans[b];
+	sb->next = sa->child;
+	if (sa->child != MR_NONE)
+		mr_spans[sa->child].prev = b;
+	sb->prev = a;
+	sa->child = b;
+	return a;
+}
+
+/* The two-pass pairing of a sibling list (first, next, ...) into one heap. */
+static uint32_t ph_merge_pairs(uint32_t first)
+{
+	uint32_t stack = MR_NONE, root = MR_NONE;
+
+	while (first != MR_NONE) {
+		uint32_t a = first, b = mr_spans[a].next, m;
+
+		first = b != MR_NONE ? mr_spans[b].next : MR_NONE;
+		mr_spans[a].next = mr_spans[a].prev = MR_NONE;
+		if (b != MR_NONE)
+			mr_spans[b].next = mr_spans[b].prev = MR_NONE;
+		m = ph_meld(a, b);
+		mr_spans[m].next = stack;	/* a stack of the pairs, the last on top */
+		stack = m;
+	}
+	while (stack != MR_NONE) {
+		uint32_t m = stack;
+
+		stack = mr_spans[m].next;
+		mr_spans[m].next = MR_NONE;
+		root = ph_meld(root, m);
+	}
+	return root;
+}
+
 static void partial_del(struct mr_bin *b, struct mr_span *s)
 {
-	if (s->prev != MR_NONE)
-		mr_spans[s->prev].next = s->next;
-	else
-		b->partial = s->next;
-	if (s->next != MR_NONE)
-		mr_spans[s->next].prev = s->prev;
+	uint32_t page = span_page(s), sub = ph_merge_pairs(s->child);
+
+	if (page == b->partial) {
+		b->partial = sub;
+	} else {
+		if (mr_spans[s->prev].child == page)
+			mr_spans[s->prev].child = s->next;
+		else
+			mr_spans[s->prev].next = s->next;
+		if (s->next != MR_NONE)
+			mr_spans[s->next].prev = s->prev;
+		b->partial = ph_meld(b->partial, sub);
+	}
+	if (b->partial != MR_NONE)
+		mr_spans[b->partial].prev = MR_NONE;
+	s->next = s->prev = s->child = MR_NONE;
 	s->flags &= ~MR_SLAB_PARTIAL;
 }
 
 static void partial_add(struct mr_bin *b, struct mr_span *s)
 {
-	uint32_t page = (uint32_t)(s - mr_spans);
-
-	s->prev = MR_NONE;
-	s->next = b->partial;
-	if (b->partial != MR_NONE)
-		mr_spans[b->partial].prev = page;
-	b->partial = page;
+	s->next = s->prev = s->child = MR_NONE;
+	b->partial = ph_meld(b->partial, span_page(s));
 	s->flags |= MR_SLAB_PARTIAL;
 }
 
@@ -543,6 +614,8 @@ static void slab_release(struct mr_span *s)
 		s[i].kind = MR_SPAN_NONE;
 	heap_free_pages((uint32_t)(s - mr_spans), s->npages);
 }
+
+static void set_current(struct mr_bin *b, struct mr_span *s);
 
 /* A free of an object in a slab this cache owns, when the slab is not b's current
  * one; b is the bin of the slab's temperature and class. */
@@ -559,13 +632,31 @@ void mr_local_free_slow(struct mr_bin *b, struct mr_span *s, void *p)
 	}
 	if (!(s->flags & MR_SLAB_PARTIAL))
 		partial_add(b, s);
+	/* Lowest first holds for the current slab too: one that a partial slab
+	 * undercuts by a region gives way to it. Else a current slab whose objects
+	 * keep being freed and reused (its bin never runs dry) stays in a high region
+	 * for good, and so does the live data of its class. */
+	if (b->cur && mr_page_region(&mr_heap, b->partial) < mr_page_region(&mr_heap, b->cur_head)) {
+		s = &mr_spans[b->partial];
+		partial_del(b, s);
+		set_current(b, s);
+	}
 }
 
-/* A free drained from the inbox: the slab may be the bin's current one. */
+static void inbox_push(struct mr_tcache *owner, void *p);
+
+/* A free drained from the inbox: the slab may be the bin's current one. A slab
+ * that changed owner since the free read its owner (reclaim_parked) gets the
+ * object forwarded to its owner's inbox. */
 static void local_free(struct mr_tcache *tc, struct mr_span *s, void *p)
 {
 	struct mr_bin *b = &tc->bins[s->temp][s->cls];
+	struct mr_tcache *owner = __atomic_load_n(&s->owner, __ATOMIC_RELAXED);
 
+	if (MR_UNLIKELY(owner != tc)) {
+		inbox_push(owner, p);
+		return;
+	}
 	if (s == b->cur) {
 		mr_list_push(&b->free, p);
 		b->cur_used--;
@@ -599,21 +690,26 @@ static void drain_inbox(struct mr_tcache *tc)
 	}
 }
 
-void mr_remote_free(struct mr_span *s, void *p)
+/* Push free object @p, keyed, onto @owner's inbox. */
+static void inbox_push(struct mr_tcache *owner, void *p)
 {
-	struct mr_tcache *owner = s->owner;
 	void *head = atomic_load_explicit(&owner->inbox, memory_order_relaxed);
 
-	/* Another thread's lists cannot be searched: the key alone says double free
-	 * (it is cleared whenever an object is handed out). */
-	if (MR_UNLIKELY(((uintptr_t *)p)[1] == mr_free_key))
-		mr_heap_corrupt("free(): double free detected");
 	((uintptr_t *)p)[1] = mr_free_key;
 	do {
 		*(void **)p = mr_link(p, head);
 	} while (!atomic_compare_exchange_weak_explicit(&owner->inbox, &head, p,
 							memory_order_release,
 							memory_order_relaxed));
+}
+
+void mr_remote_free(struct mr_span *s, void *p)
+{
+	/* Another thread's lists cannot be searched: the key alone says double free
+	 * (it is cleared whenever an object is handed out). */
+	if (MR_UNLIKELY(((uintptr_t *)p)[1] == mr_free_key))
+		mr_heap_corrupt("free(): double free detected");
+	inbox_push(__atomic_load_n(&s->owner, __ATOMIC_RELAXED), p);
 }
 
 /* Hand out objects [bump, bump + n) of the current slab as the bin's free list,
@@ -695,34 +791,170 @@ static struct mr_span *slab_new(struct mr_tcache *tc, unsigned cls, enum mr_temp
 	return s;
 }
 
-/* The bin ran dry: extend the current slab, take remote frees, a partial slab, or a
- * new slab, in that order. */
+/* Slab @s (every page) now belongs to @tc: its local frees are @tc's, and remote
+ * frees go to @tc's inbox (a free that read the old owner still reaches the old
+ * inbox: its drain forwards it, see local_free). */
+static void slab_set_owner(struct mr_span *s, struct mr_tcache *tc)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->npages; i++)
+		__atomic_store_n(&s[i].owner, tc, __ATOMIC_RELAXED);
+}
+
+/* Exited threads' caches (mimalloc's abandoned segments): whoever allocates next
+ * drains their inboxes into their slabs (empty slabs go back to the page heap, so
+ * the next slab comes from them) and takes their partial slabs of @temp/@cls.
+ * Under pool_lock: a parked cache is used by no thread. Returns whether @tc got a
+ * partial slab. */
+static bool reclaim_parked(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
+{
+	struct mr_bin *b = &tc->bins[temp][cls];
+	struct mr_tcache *pc;
+	bool got = false;
+
+	if (!__atomic_load_n(&pool, __ATOMIC_RELAXED))
+		return false;
+	pthread_mutex_lock(&pool_lock);
+	for (pc = pool; pc; pc = pc->next_parked) {
+		struct mr_bin *pb = &pc->bins[temp][cls];
+
+		if (atomic_load_explicit(&pc->inbox, memory_order_relaxed))
+			drain_inbox(pc);
+		while (pb->partial != MR_NONE) {
+			struct mr_span *s = &mr_spans[pb->partial];
+
+			partial_del(pb, s);
+			slab_set_owner(s, tc);
+			partial_add(b, s);
+			got = true;
+		}
+	}
+	pthread_mutex_unlock(&pool_lock);
+	return got;
+}
+
+/* Objects other threads freed to live caches' inboxes, taken by a cache that would
+ * otherwise need a new slab: its own go back to its slabs, those of @temp/@cls to
+ * its stash, the rest back to the inbox they came from (one chain, one CAS). The
+ * stashed ones stay counted as used in their slabs, as if never freed: handed out
+ * again and freed later, they go to their slab's owner like any object. Returns
+ * whether the stash got some. */
+static bool steal_inboxes(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
+{
+	struct mr_tcache *c;
+
+	for (c = __atomic_load_n(&all_caches, __ATOMIC_ACQUIRE); c;
+	     c = __atomic_load_n(&c->next_all, __ATOMIC_ACQUIRE)) {
+		void *p, *rest = NULL, *rest_tail = NULL, *head;
+
+		if (c == tc || !atomic_load_explicit(&c->inbox, memory_order_relaxed))
+			continue;
+		p = atomic_exchange_explicit(&c->inbox, NULL, memory_order_acquire);
+		while (p) {
+			void *next = mr_list_next(p);
+			struct mr_span *s = mr_span_of(p);
+
+			if (__atomic_load_n(&s->owner, __ATOMIC_RELAXED) == tc) {
+				local_free(tc, s, p);
+			} else if (s->temp == temp && s->cls == cls) {
+				mr_list_push(&tc->stash[temp][cls], p);
+			} else {
+				*(void **)p = mr_link(p, rest);
+				if (!rest)
+					rest_tail = p;
+				rest = p;
+			}
+			p = next;
+		}
+		if (rest) {
+			head = atomic_load_explicit(&c->inbox, memory_order_relaxed);
+			do {
+				*(void **)rest_tail = mr_link(rest_tail, head);
+			} while (!atomic_compare_exchange_weak_explicit(&c->inbox, &head, rest,
+									memory_order_release,
+									memory_order_relaxed));
+		}
+		if (tc->stash[temp][cls])
+			return true;
+	}
+	return false;
+}
+
+/* The stash goes back to the slabs' owners (a thread exits). */
+static void stash_flush(struct mr_tcache *tc)
+{
+	unsigned t, c;
+
+	for (t = 0; t < NR_MR_TEMP; t++)
+		for (c = 0; c < MR_NR_CLASSES; c++)
+			while (tc->stash[t][c]) {
+				void *p = tc->stash[t][c];
+				struct mr_span *s = mr_span_of(p);
+
+				tc->stash[t][c] = mr_list_next(p);
+				local_free(tc, s, p);	/* forwards what is not ours */
+			}
+}
+
+/* Whether the page heap has room for a new slab of class @cls in a region below
+ * the one of page @page: then a new slab packs better than reusing that one. A
+ * hint: asked only if the heap lock is free at once (a refill does not queue on
+ * it for this), else the answer is no. */
+static bool slab_lower_free(unsigned cls, enum mr_temp temp, uint32_t page)
+{
+	uint32_t r = mr_page_region(&mr_heap, page);
+	bool lower;
+
+	if (r == 0 || pthread_mutex_trylock(&heap_lock) != 0)
+		return false;
+	lower = mr_buddy_lower_free(&mr_heap, mr_class_slab_order[cls], temp, r);
+	pthread_mutex_unlock(&heap_lock);
+	return lower;
+}
+
+/* The bin's next slab: the lowest of the current one (if it has room) and the
+ * lowest partial one, unless the page heap has room lower down (then a new slab:
+ * sorted reuse must not keep a high slab alive when the low regions have space).
+ * False if neither has a free object or a lower slab is to be made. */
+static bool bin_take_lowest(struct mr_bin *b, unsigned cls, enum mr_temp temp)
+{
+	struct mr_span *s = b->cur;
+
+	if (b->partial != MR_NONE && (!s || s->bump == s->capacity || b->partial < b->cur_head)) {
+		if (slab_lower_free(cls, temp, b->partial))
+			return false;
+		s = &mr_spans[b->partial];
+		partial_del(b, s);
+		set_current(b, s);
+		if (!b->free)
+			slab_extend(b, s);
+		return true;
+	}
+	if (s && s->bump < s->capacity && !slab_lower_free(cls, temp, b->cur_head)) {
+		slab_extend(b, s);
+		return true;
+	}
+	return false;
+}
+
+/* The bin ran dry. In that order: remote frees to this cache; the lowest slab with
+ * room among the current and partial ones (lowest first: high regions drain); the
+ * stash; exited threads' slabs; live threads' inboxes; a new slab (from the lowest
+ * region with room). */
 void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 {
 	struct mr_bin *b = &tc->bins[temp][cls];
-	struct mr_span *s = b->cur;
+	struct mr_span *s;
 	void *p;
 
-	/* Objects other threads freed first, then fresh ones: reuse before touching. */
 	if (atomic_load_explicit(&tc->inbox, memory_order_relaxed))
 		drain_inbox(tc);
-	if (!b->free && b->partial != MR_NONE && (!s || s->bump == s->capacity ||
-						  mr_spans[b->partial].free_list)) {
-		s = &mr_spans[b->partial];
-		partial_del(b, s);
-		set_current(b, s);
-		if (!b->free)
-			slab_extend(b, s);
-	}
-	s = b->cur;
-	if (!b->free && s && s->bump < s->capacity)
-		slab_extend(b, s);
-	if (!b->free && b->partial != MR_NONE) {
-		s = &mr_spans[b->partial];
-		partial_del(b, s);
-		set_current(b, s);
-		if (!b->free)
-			slab_extend(b, s);
+	if (!b->free && !bin_take_lowest(b, cls, temp)) {
+		if (!tc->stash[temp][cls] && reclaim_parked(tc, cls, temp))
+			bin_take_lowest(b, cls, temp);
+		if (!b->free && (tc->stash[temp][cls] || steal_inboxes(tc, cls, temp)))
+			return mr_list_pop(&tc->stash[temp][cls]);	/* counted in its slab */
 	}
 	if (!b->free) {
 		s = slab_new(tc, cls, temp);
@@ -762,6 +994,7 @@ static void tc_destroy(void *arg)
 	mr_tc = NULL;
 	mr_tstate = TS_DEAD;
 	tc->temp = MR_TEMP_NORMAL;	/* the next thread starts from the default */
+	stash_flush(tc);
 	drain_inbox(tc);
 	for (t = 0; t < NR_MR_TEMP; t++) {
 		for (c = 0; c < MR_NR_CLASSES; c++)
@@ -770,7 +1003,7 @@ static void tc_destroy(void *arg)
 	}
 	pthread_mutex_lock(&pool_lock);
 	tc->next_parked = pool;
-	pool = tc;
+	__atomic_store_n(&pool, tc, __ATOMIC_RELAXED);	/* reclaim_parked peeks unlocked */
 	pthread_mutex_unlock(&pool_lock);
 }
 

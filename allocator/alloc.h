@@ -25,6 +25,9 @@ struct mr_tcache {
 	uint8_t temp;			/* memreg_set_thread_class(): first, read on every malloc */
 	struct mr_bin bins[NR_MR_TEMP][MR_NR_CLASSES];
 	_Atomic(void *) inbox;		/* objects of its slabs freed by other threads */
+	/* Free objects of other caches' slabs taken from their inboxes (steal_inboxes),
+	 * by temperature and class: handed out before a new slab is made. */
+	void *stash[NR_MR_TEMP][MR_NR_CLASSES];
 	struct mr_tcache *next_parked;
 	struct mr_tcache *next_all;
 	uint32_t id;

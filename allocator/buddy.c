@@ -422,18 +422,45 @@ uint32_t mr_buddy_node_of(const struct mr_heap *h, uint32_t region)
 	return n;
 }
 
-/* The region of node group @node to take an order-@order block from: the lowest
- * (hot, normal) or highest (cold) region with one inside the temperature's zone,
- * else a new region opened at the zone's edge, else any region of the group with
- * one; MR_NONE if the group has none. */
+/* A hot block: the lowest region with one in the group's hot reserve, opening the
+ * next region of the reserve if none has; MR_NONE when the reserve is full (then hot
+ * data shares the normal zone). */
+static uint32_t pick_hot_region(struct mr_heap *h, uint32_t order, uint32_t node)
+{
+	for (;;) {
+		uint32_t r = mr_buddy_find_range(h, order, h->node_lo[node], h->hot_end[node], false);
+		uint32_t n = h->hot_end[node];
+
+		if (r != MR_NONE)
+			return r;
+		if (n >= h->norm_lo[node])
+			return MR_NONE;
+		if (h->regions[n].state == MR_REGION_UNUSED && open_region(h, n) != 0)
+			return MR_NONE;
+		h->hot_end[node] = n + 1;
+	}
+}
+
+/* The region of node group @node to take an order-@order block from: hot data in
+ * its reserve at the group's bottom (pick_hot_region); else the lowest (normal) or
+ * highest (cold) region with one inside the temperature's zone, else a new region
+ * opened at the zone's edge, else any region of the group with one; MR_NONE if the
+ * group has none. */
 static uint32_t pick_region_in(struct mr_heap *h, uint32_t order, enum mr_temp temp,
 			       uint32_t node)
 {
 	bool cold = temp == MR_TEMP_COLD;
 
+	if (temp == MR_TEMP_HOT && h->norm_lo[node] > h->node_lo[node]) {
+		uint32_t r = pick_hot_region(h, order, node);
+
+		if (r != MR_NONE)
+			return r;
+	}
 	for (;;) {
 		/* Re-read each time: growth moves the last group's top. */
-		uint32_t r = mr_buddy_find_range(h, order, h->node_lo[node], h->node_hi[node], cold), n;
+		uint32_t r = mr_buddy_find_range(h, order, cold ? h->node_lo[node] : h->norm_lo[node],
+						 h->node_hi[node], cold), n;
 
 		if (r != MR_NONE && (cold ? r >= h->cold_bottom[node] : r < h->hot_top[node]))
 			return r;
@@ -441,6 +468,8 @@ static uint32_t pick_region_in(struct mr_heap *h, uint32_t order, enum mr_temp t
 			/* The zones met: grow the arena rather than mix them, if it can. */
 			if (node + 1 == h->nnodes && grow_heap(h, 1))
 				continue;
+			if (r == MR_NONE)	/* the hot reserve's free blocks, last */
+				r = mr_buddy_find_range(h, order, h->node_lo[node], h->node_hi[node], cold);
 			return r;
 		}
 		n = cold ? h->cold_bottom[node] - 1 : h->hot_top[node];
@@ -451,6 +480,20 @@ static uint32_t pick_region_in(struct mr_heap *h, uint32_t order, enum mr_temp t
 		else
 			h->hot_top[node] = n + 1;
 	}
+}
+
+bool mr_buddy_lower_free(const struct mr_heap *h, uint32_t order, enum mr_temp temp,
+			 uint32_t region)
+{
+	uint32_t node = mr_buddy_node_of(h, region), lo, r;
+
+	if (temp == MR_TEMP_COLD)
+		return false;
+	lo = temp == MR_TEMP_HOT || region < h->norm_lo[node] ? h->node_lo[node] : h->norm_lo[node];
+	if (temp == MR_TEMP_HOT && region >= h->norm_lo[node] && h->hot_end[node] < h->norm_lo[node])
+		return true;	/* the hot reserve has unopened regions */
+	r = mr_buddy_find_range(h, order, lo, region, false);
+	return r != MR_NONE;
 }
 
 /* The calling thread's node first (packing must not turn local memory remote); a
@@ -669,7 +712,12 @@ uint32_t mr_buddy_alloc_huge_on(struct mr_heap *h, uint32_t nregions, uint32_t a
 		return MR_NONE;
 	if (node >= h->nnodes)
 		node = 0;
-	first = find_run(h, nregions, align_regions, h->node_lo[node], h->node_hi[node], cold);
+	first = MR_NONE;
+	if (temp == MR_TEMP_HOT)	/* the hot reserve first, then above it */
+		first = find_run(h, nregions, align_regions, h->node_lo[node], h->norm_lo[node], false);
+	if (first == MR_NONE)
+		first = find_run(h, nregions, align_regions,
+				 cold ? h->node_lo[node] : h->norm_lo[node], h->node_hi[node], cold);
 	if (first == MR_NONE)	/* not in the thread's node: anywhere */
 		first = find_run(h, nregions, align_regions, 0, h->nregions, cold);
 	if (first == MR_NONE && grow_heap(h, nregions + align_regions - 1))
@@ -680,7 +728,10 @@ uint32_t mr_buddy_alloc_huge_on(struct mr_heap *h, uint32_t nregions, uint32_t a
 	if (zero < 0)
 		return MR_NONE;
 	nd = mr_buddy_node_of(h, first);
-	if (first + nregions <= h->node_hi[nd]) {
+	if (first < h->norm_lo[nd]) {
+		if (first + nregions > h->hot_end[nd] && first + nregions <= h->norm_lo[nd])
+			h->hot_end[nd] = first + nregions;
+	} else if (first + nregions <= h->node_hi[nd]) {
 		if (cold) {
 			if (first < h->cold_bottom[nd] && first >= h->hot_top[nd])
 				h->cold_bottom[nd] = first;
@@ -891,7 +942,7 @@ void mr_buddy_init(struct mr_heap *h, char *base, struct mr_span *spans, uint32_
 
 void mr_buddy_set_nodes(struct mr_heap *h, uint32_t nnodes)
 {
-	uint32_t n, per;
+	uint32_t n, per, reserve;
 
 	if (nnodes < 1)
 		nnodes = 1;
@@ -900,9 +951,13 @@ void mr_buddy_set_nodes(struct mr_heap *h, uint32_t nnodes)
 	if (nnodes > h->nregions)
 		nnodes = h->nregions;
 	per = h->nregions / nnodes;
+	/* Hot data's reserve at each group's bottom: an eighth of it (address space
+	 * only until used), none in groups too small to spare it. */
+	reserve = per >= 64 ? per / 8 : 0;
 	h->nnodes = nnodes;
 	for (n = 0; n < nnodes; n++) {
-		h->node_lo[n] = h->hot_top[n] = n * per;
+		h->node_lo[n] = h->hot_end[n] = n * per;
+		h->norm_lo[n] = h->hot_top[n] = n * per + reserve;
 		h->node_hi[n] = h->cold_bottom[n] = n + 1 == nnodes ? h->nregions : (n + 1) * per;
 	}
 }

@@ -55,7 +55,11 @@ struct mr_span {
 	void *free_list;		/* slab: locally freed objects (not the bin's) */
 	struct mr_tcache *owner;	/* slab: the cache that allocates from it */
 	uint32_t site;			/* large: site id (0 = unknown) */
-	uint32_t freed_ms;		/* free head with MR_FREE_DIRTY: when freed (ms, wraps) */
+	union {	/* a span is a free head or a slab, never both at once */
+		uint32_t freed_ms;	/* free head with MR_FREE_DIRTY: when freed (ms, wraps) */
+		uint32_t child;		/* partial slab: first child in its bin's partial heap
+					 * (set by partial_add) */
+	};
 };
 
 #define MR_SLAB_PARTIAL 1u		/* in its bin's partial list */
@@ -121,11 +125,14 @@ struct mr_heap {
 	uint32_t nregions;		/* regions reserved now; ops->grow adds more */
 	uint32_t grow_failed;		/* ops->grow said no once: not asked again */
 	/* The arena is split into nnodes groups of regions, [node_lo, node_hi) each (one
-	 * group on a one-node machine). In each, regions [node_lo, hot_top) were opened
-	 * from the bottom (hot, normal), [cold_bottom, node_hi) from the top (cold). */
+	 * group on a one-node machine). In each, regions [node_lo, hot_end) were opened
+	 * from the bottom for hot data, in a reserve [node_lo, norm_lo) of their own;
+	 * [norm_lo, hot_top) from norm_lo up for normal data (and hot data once the
+	 * reserve is full), [cold_bottom, node_hi) from the top (cold). */
 	uint32_t nnodes;
 	uint32_t node_lo[MR_MAX_NODES], node_hi[MR_MAX_NODES];
 	uint32_t hot_top[MR_MAX_NODES], cold_bottom[MR_MAX_NODES];
+	uint32_t hot_end[MR_MAX_NODES], norm_lo[MR_MAX_NODES];
 	uint32_t npending;
 	uint32_t regions_touched;
 	uint64_t decay_ns, next_decay_ns;
@@ -181,6 +188,10 @@ void mr_buddy_shrink_huge(struct mr_heap *h, uint32_t page, uint32_t new_nregion
 uint64_t mr_buddy_decay(struct mr_heap *h, bool force) MR_HIDDEN;
 /* Check every invariant; returns NULL or a description of the first violation. */
 const char *mr_buddy_check(const struct mr_heap *h) MR_HIDDEN;
+/* Whether a block of order @order for @temp data could come from a region of the
+ * zone below @region (hot, normal; never for cold): a hint for slab reuse. */
+bool mr_buddy_lower_free(const struct mr_heap *h, uint32_t order, enum mr_temp temp,
+			 uint32_t region) MR_HIDDEN;
 /* Region lookup of the lowest (or highest) region with a free block of order >= k;
  * MR_NONE if none. Exposed for the tests of the selection logic. */
 uint32_t mr_buddy_find(const struct mr_heap *h, uint32_t order, bool highest) MR_HIDDEN;

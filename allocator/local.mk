@@ -60,10 +60,14 @@ check_PROGRAMS += tests/alloc/sites-prog
 tests_alloc_sites_prog_SOURCES = tests/alloc/sites-prog.c
 tests_alloc_sites_prog_CFLAGS = $(AM_CFLAGS) -fno-builtin
 tests_alloc_sites_prog_LDADD =
-TESTS += tests/alloc/stress.sh tests/alloc/safety.sh tests/alloc/sites.sh tests/alloc/alloc-stats.sh tests/alloc/realprog-tools.sh \
+check_PROGRAMS += tests/alloc/packing
+tests_alloc_packing_SOURCES = tests/alloc/packing.c
+tests_alloc_packing_CFLAGS = $(AM_CFLAGS) -fno-builtin
+tests_alloc_packing_LDADD = -ldl -lpthread
+TESTS += tests/alloc/stress.sh tests/alloc/safety.sh tests/alloc/packing.sh tests/alloc/sites.sh tests/alloc/alloc-stats.sh tests/alloc/realprog-tools.sh \
 	tests/alloc/realprog-python.sh tests/alloc/memory.sh tests/alloc/packaging.sh
 endif
-EXTRA_DIST += tests/alloc/preload.sh tests/alloc/stress.sh tests/alloc/safety.sh tests/alloc/sites.sh tests/alloc/alloc-stats.sh tests/alloc/realprog-tools.sh \
+EXTRA_DIST += tests/alloc/preload.sh tests/alloc/stress.sh tests/alloc/safety.sh tests/alloc/packing.sh tests/alloc/sites.sh tests/alloc/alloc-stats.sh tests/alloc/realprog-tools.sh \
 	tests/alloc/realprog-python.sh tests/alloc/memory.sh tests/alloc/packaging.sh tests/alloc/api-prog.c
 
 tools_memregctl_SOURCES += tools/cmd-alloc-stats.c

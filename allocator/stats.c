@@ -45,7 +45,7 @@ static void collect_header(struct mr_alloc_stats_file *f)
 	f->disabled = (uint64_t)disabled;
 	f->hot_regions = f->cold_regions = 0;
 	for (r = 0; r < h->nnodes; r++) {
-		f->hot_regions += h->hot_top[r] - h->node_lo[r];
+		f->hot_regions += h->hot_end[r] - h->node_lo[r] + h->hot_top[r] - h->norm_lo[r];
 		f->cold_regions += h->node_hi[r] - h->cold_bottom[r];
 	}
 	/* The shared cache (id 0) and every cache made since, ids 1, 2...: the newest

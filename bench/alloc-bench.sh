@@ -9,7 +9,7 @@
 # libgoogle-perftools4, libmimalloc2.0); missing peers are left out and named.
 set -u
 RUNS=5
-WORKLOADS="server prodcons falseshare churn realloc frag packing hotset gcc python"
+WORKLOADS="server prodcons falseshare churn realloc frag packing hotset lifetimes gcc python"
 while getopts n:w: o; do
 	case $o in
 	n) RUNS=$OPTARG ;;
@@ -44,7 +44,7 @@ lib_of() {
 	esac
 }
 
-gcc -O2 -o "$out/alloc-bench" "$src/bench/alloc-bench.c" -lpthread || exit 1
+gcc -O2 -o "$out/alloc-bench" "$src/bench/alloc-bench.c" -lpthread -lm || exit 1
 # The real-program workloads.
 GCC_SRCS="allocator/buddy.c allocator/alloc.c allocator/interpose.c common/util.c common/root.c tools/memregctl.c"
 cat >"$out/gcc.sh" <<EOF
@@ -74,16 +74,25 @@ cmd_of() {
 	esac
 }
 
-# One run: "alloc workload seconds peak_kib [key=value...]" into $out/runs.
+# One run: "LABEL workload seconds peak_kib [key=value...]" into $out/runs, LABEL
+# being the configuration (an allocator, or memreg+profile). A failed run writes
+# no line there (it used to leave the last line to be relabelled as the next
+# configuration's): it is counted in $out/failed, named at the end, and returns 1.
 run_one() {
-	a=$1 w=$2
-	shift 2
+	label=$1 a=$2 w=$3
+	shift 3
 	lib=$(lib_of "$a")
+	# lifetimes: 16 MiB windows (the workload's), so memreg's regions are those.
+	case $w in lifetimes) set -- MEMREG_REGION_SIZE=16M "$@" ;; esac
 	# shellcheck disable=SC2046
-	env ${lib:+LD_PRELOAD=$lib} "$@" /usr/bin/time -f "TIME %e %M" $(cmd_of "$w") >"$out/o" 2>"$out/e" ||
-		{ echo "alloc-bench: $a $w failed:" >&2; tail -3 "$out/e" >&2; return; }
+	if ! env ${lib:+LD_PRELOAD=$lib} "$@" /usr/bin/time -f "TIME %e %M" $(cmd_of "$w") >"$out/o" 2>"$out/e"; then
+		echo "alloc-bench: $label $w failed:" >&2
+		tail -3 "$out/e" >&2
+		echo "$label $w" >>"$out/failed"
+		return 1
+	fi
 	set -- $(grep '^TIME ' "$out/e")
-	echo "$a $w $2 $3 $(grep -o '[a-z_]*=[0-9.]*' "$out/o" | tr '\n' ' ')" >>"$out/runs"
+	echo "$label $w $2 $3 $(grep -o '[a-z_]*=[0-9.]*' "$out/o" | tr '\n' ' ')" >>"$out/runs"
 }
 
 # A site profile for packing/hotset from memreg's own site map: site_a (long-lived
@@ -111,14 +120,14 @@ for w in $WORKLOADS; do
 	echo "running $w ($RUNS rounds x $(echo $ALLOCS | wc -w) allocators)..." >&2
 	for r in $(seq "$RUNS"); do
 		for a in $ALLOCS; do
-			run_one "$a" "$w"
+			run_one "$a" "$a" "$w"
 		done
 	done
 	case $w in
 	packing | hotset)
 		if [ $w = packing ]; then make_profile packing cold normal; else make_profile hotset hot cold; fi
 		for r in $(seq "$RUNS"); do
-			run_one memreg "$w" MEMREG_PROFILE="$out/profile.$w" && sed -i '$ s/^memreg /memreg+profile /' "$out/runs"
+			run_one memreg+profile memreg "$w" MEMREG_PROFILE="$out/profile.$w"
 		done
 		;;
 	esac
@@ -175,12 +184,17 @@ END {
 	n2 = na; A[++n2] = "memreg+profile"
 	for (i = 1; i <= n2; i++) { key = A[i] SUBSEP "packing"; if ((key, "regions_with_live") in x)
 		printf "  %-16s regions %4d  limit %d  rss %6.0f MiB\n", A[i], median(x[key, "regions_with_live"]), median(x[key, "region_limit"]), median(x[key, "rss_after_bytes"]) / 1048576 }
+	printf "\nFree regions after churn (lifetimes: random lifetimes, no profile; 16 MiB windows, memreg with 16 MiB regions):\n"
+	printf "  windows touched during the run, those holding live bytes at the end, free = (touched - live) / touched; goal >= 60%%\n"
+	for (i = 1; i <= na; i++) { key = A[i] SUBSEP "lifetimes"; if ((key, "lt_free_pct") in x)
+		printf "  %-16s touched %4d  live %4d  free %5.1f%%  (peak live %4.0f MiB, live at end %3.0f MiB)\n", A[i], median(x[key, "lt_touched"]), median(x[key, "lt_live_regions"]), median(x[key, "lt_free_pct"]), median(x[key, "lt_peak_bytes"]) / 1048576, median(x[key, "lt_live_bytes"]) / 1048576 }
 	printf "\nHot-set inflation: pages holding hot objects / (hot bytes / 4 KiB); goal about 1\n"
 	for (i = 1; i <= n2; i++) { key = A[i] SUBSEP "hotset"; if ((key, "inflation") in x)
 		printf "  %-16s %6.2f\n", A[i], median(x[key, "inflation"]) }
 }' "$out/runs"
 echo
 echo "runs per cell: $RUNS; machine: $(nproc) CPUs, shared with other jobs (numbers are noisy)"
+[ -f "$out/failed" ] && { echo "FAILED runs (left out of the medians):"; sort "$out/failed" | uniq -c | sed 's/^/  /'; }
 [ -f "$out/profile.packing" ] && { echo "profile used for packing:"; sed 's/^/  /' "$out/profile.packing"; }
 [ -f "$out/profile.hotset" ] && { echo "profile used for hotset:"; sed 's/^/  /' "$out/profile.hotset"; }
 exit 0

@@ -415,6 +415,46 @@ static void test_nodes(void **state)
 	free_heap(h);
 }
 
+/* A group of 64 regions keeps its lowest eighth for hot data:
+ *   0 .. 7  hot (opened from 0 up)   8 .. hot_top  normal   cold_bottom .. 63  cold
+ * and mr_buddy_lower_free says when a block could come from below a region. */
+static void test_hot_reserve(void **state)
+{
+	struct mr_heap *h = calloc(1, sizeof(*h));
+	struct mr_span *spans = calloc((size_t)64 * T_PPR, sizeof(*spans));
+	uint32_t p;
+
+	(void)state;
+	mr_buddy_init(h, (char *)0x100000000, spans, T_ORDER, 64, UINT64_MAX / 2, &t_ops);
+	assert_int_equal(h->norm_lo[0], 8);
+	assert_int_equal(mr_buddy_alloc(h, 1, 0, MR_TEMP_NORMAL), 8 * T_PPR);
+	assert_int_equal(mr_buddy_alloc(h, 1, 0, MR_TEMP_HOT), 0);
+	assert_int_equal(mr_buddy_alloc(h, 1, 0, MR_TEMP_COLD), 63 * T_PPR);
+	assert_int_equal(mr_buddy_alloc(h, 16, 0, MR_TEMP_HOT), 1 * T_PPR);
+	assert_int_equal(mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL), 9 * T_PPR);
+	assert_int_equal(mr_buddy_alloc_huge(h, 2, 1, MR_TEMP_HOT), 2 * T_PPR);
+	assert_int_equal(mr_buddy_alloc_huge(h, 2, 1, MR_TEMP_NORMAL), 10 * T_PPR);
+	assert_int_equal(h->hot_end[0], 4);
+	assert_int_equal(h->hot_top[0], 12);
+	expect_ok(h, "hot, normal and cold regions apart");
+	/* Normal pages fill region 8 (never the reserve's free pages), then open 12;
+	 * a page freed in 8 is room below 12, for one page only. */
+	for (p = 0; p < 15; p++)
+		assert_int_equal(mr_buddy_alloc(h, 1, 0, MR_TEMP_NORMAL) / T_PPR, 8);
+	assert_int_equal(mr_buddy_alloc(h, 1, 0, MR_TEMP_NORMAL), 12 * T_PPR);
+	assert_false(mr_buddy_lower_free(h, 0, MR_TEMP_NORMAL, 12));
+	mr_buddy_free(h, 8 * T_PPR, 1);
+	assert_true(mr_buddy_lower_free(h, 0, MR_TEMP_NORMAL, 12));
+	assert_false(mr_buddy_lower_free(h, 1, MR_TEMP_NORMAL, 12));	/* no 2-page block */
+	assert_false(mr_buddy_lower_free(h, 0, MR_TEMP_NORMAL, 8));
+	assert_false(mr_buddy_lower_free(h, 0, MR_TEMP_COLD, 12));
+	/* Hot: the reserve has unopened regions, so there is room below any normal one. */
+	assert_true(mr_buddy_lower_free(h, 0, MR_TEMP_HOT, 12));
+	expect_ok(h, "lower-free hints");
+	free(spans);
+	free(h);
+}
+
 static void test_commit_failure(void **state)
 {
 	struct mr_heap *h = new_heap(0);
@@ -614,6 +654,7 @@ int main(void)
 		cmocka_unit_test(test_decay),
 		cmocka_unit_test(test_purge_runs),
 		cmocka_unit_test(test_nodes),
+		cmocka_unit_test(test_hot_reserve),
 		cmocka_unit_test(test_commit_failure),
 		cmocka_unit_test(test_grow_and_chunks),
 		cmocka_unit_test(test_random),

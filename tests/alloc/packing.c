@@ -1,0 +1,337 @@
+/* Packing programs for tests/alloc/packing.sh, run under LD_PRELOAD=libmemreg.so:
+ * partly used slabs refilled lowest region first, hot objects in regions of their
+ * own below normal ones, and memory freed to another thread's cache (exited or
+ * live) reused by the next allocation instead of growing the heap. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "memreg.h"
+
+/* The memreg.h API, from the preloaded library (the program does not link it). */
+static void *sym(const char *name)
+{
+	void *f = dlsym(RTLD_DEFAULT, name);
+
+	if (!f) {
+		fprintf(stderr, "%s: not found (libmemreg not preloaded?)\n", name);
+		exit(99);
+	}
+	return f;
+}
+
+/* The region size libmemreg was given (MEMREG_REGION_SIZE, "NM" only here). */
+static unsigned region_shift(void)
+{
+	const char *s = getenv("MEMREG_REGION_SIZE");
+	unsigned long mib = s ? strtoul(s, NULL, 10) : 64;
+	unsigned shift = 20;
+
+	while ((1ul << (shift - 20)) < mib)
+		shift++;
+	return shift;
+}
+
+static void **table(size_t n)
+{
+	void **p = mmap(NULL, n * sizeof(void *), PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		exit(99);
+	}
+	return p;
+}
+
+#define MAX_REGIONS 4096
+
+/* 48 regions' worth of 64-byte objects, every other one freed, then an eighth of
+ * them allocated again: the refills must fill the freed slots of the lowest regions
+ * first. One slab's worth may come from the bin's current slab (the last one
+ * allocated, at the top): a thread cache hands out its current slab's free list
+ * before it refills. */
+static int mode_lowest(void)
+{
+	unsigned shift = region_shift();
+	size_t n = (48ul << shift) / 64, i, refill = n / 8, k, want, above = 0;
+	void **p = table(n);
+	static size_t freed[MAX_REGIONS], got[MAX_REGIONS];
+	uintptr_t lo = UINTPTR_MAX;
+
+	for (i = 0; i < n; i++) {
+		p[i] = malloc(64);
+		if (!p[i])
+			return 99;
+		if ((uintptr_t)p[i] < lo)
+			lo = (uintptr_t)p[i];
+	}
+	lo >>= shift;
+	for (i = 0; i < n; i += 2) {
+		freed[((uintptr_t)p[i] >> shift) - lo]++;
+		free(p[i]);
+	}
+	for (i = 0; i < refill; i++) {
+		uintptr_t r = ((uintptr_t)malloc(64) >> shift) - lo;
+
+		if (r >= MAX_REGIONS) {
+			fprintf(stderr, "lowest: a refill below the first object's region\n");
+			return 1;
+		}
+		got[r]++;
+	}
+	/* The lowest k regions whose freed slots hold the refills but one slab's worth. */
+	for (k = 0, want = 0; want + 1024 < refill; k++)
+		want += freed[k];
+	for (i = k; i < MAX_REGIONS; i++)
+		above += got[i];
+	if (above > 512) {
+		fprintf(stderr, "lowest: %zu of %zu refills above the lowest %zu regions:", above,
+			refill, k);
+		for (i = 0; i < MAX_REGIONS; i++)
+			if (got[i])
+				fprintf(stderr, " region %zu: %zu/%zu", i, got[i], freed[i]);
+		fprintf(stderr, "\n");
+		return 1;
+	}
+	printf("lowest: %zu refills, %zu in the lowest %zu regions\n", refill, refill - above, k);
+	return 0;
+}
+
+/* Hot objects (memreg_malloc_hot) interleaved with normal ones, more than a region
+ * of each: every hot object lies below every normal one, and no region holds both. */
+static int mode_hot(void)
+{
+	unsigned shift = region_shift();
+	size_t n = (3ul << shift) / 128, i;
+	void **hot = table(n), **norm = table(n);
+	uintptr_t hot_hi = 0, norm_lo = UINTPTR_MAX;
+	void *(*malloc_hot)(size_t) = (void *(*)(size_t))sym("memreg_malloc_hot");
+	int (*class_of)(const void *) = (int (*)(const void *))sym("memreg_class_of");
+
+	for (i = 0; i < n; i++) {
+		norm[i] = malloc(128);
+		hot[i] = malloc_hot(128);
+		if (!hot[i] || !norm[i] || class_of(hot[i]) != MEMREG_HOT)
+			return 99;
+		if ((uintptr_t)hot[i] > hot_hi)
+			hot_hi = (uintptr_t)hot[i];
+		if ((uintptr_t)norm[i] < norm_lo)
+			norm_lo = (uintptr_t)norm[i];
+	}
+	if (hot_hi >> shift >= norm_lo >> shift) {
+		fprintf(stderr, "hot: highest hot object in region %#lx, lowest normal one in %#lx\n",
+			(unsigned long)(hot_hi >> shift), (unsigned long)(norm_lo >> shift));
+		return 1;
+	}
+	printf("hot: hot objects below normal ones, regions apart\n");
+	return 0;
+}
+
+/* Peak resident KiB so far (VmHWM). */
+static long peak_kib(void)
+{
+	char line[256];
+	long v = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld", &v) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+#define REUSE_BYTES (64ul << 20)
+#define REUSE_N (REUSE_BYTES / 64)
+static void **reuse_p;
+static pthread_mutex_t reuse_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t reuse_cond = PTHREAD_COND_INITIALIZER;
+static int reuse_filled, reuse_done;
+
+static void *reuse_thread(void *arg)
+{
+	size_t i;
+
+	for (i = 0; i < REUSE_N; i++) {
+		reuse_p[i] = malloc(64);
+		memset(reuse_p[i], 1, 64);
+	}
+	pthread_mutex_lock(&reuse_lock);
+	reuse_filled = 1;
+	pthread_cond_broadcast(&reuse_cond);
+	while (arg && !reuse_done)	/* live: stays until main is done */
+		pthread_cond_wait(&reuse_cond, &reuse_lock);
+	pthread_mutex_unlock(&reuse_lock);
+	return NULL;
+}
+
+/* A thread allocates 64 MiB of 64-byte objects and exits (or waits, @live); main
+ * frees them all and allocates 64 MiB again: the peak grows by little (an eighth of
+ * that is the bound: new slabs would add all of it). */
+static int mode_reuse(int live)
+{
+	pthread_t t;
+	long before, after;
+	size_t i;
+
+	reuse_p = table(REUSE_N);
+	if (pthread_create(&t, NULL, reuse_thread, live ? &t : NULL) != 0)
+		return 99;
+	pthread_mutex_lock(&reuse_lock);
+	while (!reuse_filled)
+		pthread_cond_wait(&reuse_cond, &reuse_lock);
+	pthread_mutex_unlock(&reuse_lock);
+	if (!live)
+		pthread_join(t, NULL);
+	before = peak_kib();
+	for (i = 0; i < REUSE_N; i++)
+		free(reuse_p[i]);
+	for (i = 0; i < REUSE_N; i++) {
+		reuse_p[i] = malloc(64);
+		memset(reuse_p[i], 2, 64);
+	}
+	after = peak_kib();
+	if (live) {
+		pthread_mutex_lock(&reuse_lock);
+		reuse_done = 1;
+		pthread_cond_broadcast(&reuse_cond);
+		pthread_mutex_unlock(&reuse_lock);
+		pthread_join(t, NULL);
+	}
+	if (before < 0 || after - before > (long)(REUSE_BYTES / 8 / 1024)) {
+		fprintf(stderr, "%s: peak %ld KiB after the thread's 64 MiB, %ld KiB after main's: +%ld KiB (at most %lu)\n",
+			live ? "live" : "exited", before, after, after - before, REUSE_BYTES / 8 / 1024);
+		return 1;
+	}
+	printf("%s: peak +%ld KiB\n", live ? "live" : "exited", after - before);
+	return 0;
+}
+
+/* ---- churn: random lifetimes, packing from the allocation order alone ----
+ * alloc-bench's lifetimes workload, scaled to 4 MiB regions: a ramp of about 45 MiB
+ * of mixed sizes (16 B .. 16 KiB) dying at random through a churn of 200 K
+ * allocations with exponential lifetimes (mean 1 K). At the end at least 60% of the
+ * regions that ever held an object must hold none (code before: 0 of 12). */
+static uint64_t rng(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+struct obj {
+	uint64_t death;
+	void *p;
+	size_t size;
+};
+
+static void heap_push(struct obj *h, size_t *n, struct obj o)
+{
+	size_t i = (*n)++;
+
+	for (; i && h[(i - 1) / 2].death > o.death; i = (i - 1) / 2)
+		h[i] = h[(i - 1) / 2];
+	h[i] = o;
+}
+
+static struct obj heap_pop(struct obj *h, size_t *n)
+{
+	struct obj top = h[0], last = h[--*n];
+	size_t i = 0, c;
+
+	while ((c = 2 * i + 1) < *n) {
+		if (c + 1 < *n && h[c + 1].death < h[c].death)
+			c++;
+		if (h[c].death >= last.death)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = last;
+	return top;
+}
+
+#define CH_RAMP 24000u
+#define CH_CHURN 200000u
+
+static int mode_churn(void)
+{
+	unsigned shift = region_shift();
+	struct obj *h = (struct obj *)table((CH_RAMP + CH_CHURN) * 3);
+	static unsigned char touched[MAX_REGIONS], live[MAX_REGIONS];
+	size_t n = 0, i, nt = 0, nl = 0;
+	uint64_t s = 7, t;
+	uintptr_t base = 0;
+
+	for (t = 0; t < CH_RAMP + CH_CHURN; t++) {
+		struct obj o;
+		uint64_t r = rng(&s);
+		uintptr_t w;
+
+		while (n && h[0].death <= t)
+			free(heap_pop(h, &n).p);
+		o.size = r % 100 < 60 ? 16 + r / 100 % 240 : r % 100 < 90 ? 256 + r / 100 % 3840 :
+			 4096 + r / 100 % 12288;
+		o.p = malloc(o.size);
+		if (!o.p)
+			return 99;
+		memset(o.p, 1, o.size < 64 ? o.size : 64);
+		if (!base)
+			base = ((uintptr_t)o.p >> shift) - MAX_REGIONS / 2;
+		for (w = (uintptr_t)o.p >> shift; w <= ((uintptr_t)o.p + o.size - 1) >> shift; w++)
+			if (w - base < MAX_REGIONS)
+				touched[w - base] = 1;
+		if (t < CH_RAMP) {
+			o.death = CH_RAMP + rng(&s) % CH_CHURN;
+		} else {
+			double u = (double)((rng(&s) >> 11) + 1) / 9007199254740993.0;
+
+			o.death = t + 1 + (uint64_t)(-1024.0 * __builtin_log(u));
+		}
+		heap_push(h, &n, o);
+	}
+	for (i = 0; i < n; i++) {
+		uintptr_t w;
+
+		for (w = (uintptr_t)h[i].p >> shift; w <= ((uintptr_t)h[i].p + h[i].size - 1) >> shift; w++)
+			if (w - base < MAX_REGIONS)
+				live[w - base] = 1;
+	}
+	for (i = 0; i < MAX_REGIONS; i++) {
+		nt += touched[i];
+		nl += live[i];
+	}
+	if (nt == 0 || (nt - nl) * 100 < nt * 60) {
+		fprintf(stderr, "churn: %zu of %zu regions touched hold live objects at the end: %zu%% free, want >= 60%%\n",
+			nl, nt, nt ? (nt - nl) * 100 / nt : 0);
+		return 1;
+	}
+	printf("churn: %zu of %zu regions free at the end\n", nt - nl, nt);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *m = argc > 1 ? argv[1] : "";
+
+	if (!strcmp(m, "lowest"))
+		return mode_lowest();
+	if (!strcmp(m, "hot"))
+		return mode_hot();
+	if (!strcmp(m, "exited"))
+		return mode_reuse(0);
+	if (!strcmp(m, "live"))
+		return mode_reuse(1);
+	if (!strcmp(m, "churn"))
+		return mode_churn();
+	fprintf(stderr, "usage: packing lowest|hot|exited|live|churn\n");
+	return 99;
+}
