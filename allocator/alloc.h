@@ -153,6 +153,10 @@ uint16_t mr_site_id(const void *ret) MR_HIDDEN;
 void mr_site_map_write(const char *path) MR_HIDDEN;
 void mr_sites_lock(void) MR_HIDDEN;
 void mr_sites_unlock(void) MR_HIDDEN;
+/* The live hand-over (classes-format.h): apply a new classes page, answer a map
+ * request. Called on the slow path (mr_site_id), with no lock held. */
+void mr_classes_poll(void) MR_HIDDEN;
+void mr_classes_after_fork(void) MR_HIDDEN;
 
 /* "stats.c" */
 void mr_stats_init(void) MR_HIDDEN;
@@ -162,5 +166,8 @@ void mr_stats_publish(void) MR_HIDDEN;	/* heap lock held; no-op unless exporting
 void mr_stats_fallback(uint64_t n) MR_HIDDEN;
 /* The arena could not be set up: export what stats there are (disabled = 1). */
 void mr_stats_init_disabled(void) MR_HIDDEN;
+/* The export's classes page and memfd (NULL / -1 when not exporting). */
+struct mr_alloc_classes *mr_stats_classes(void) MR_HIDDEN;
+int mr_stats_export_fd(void) MR_HIDDEN;
 
 #endif

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 
 #include "common/proc.h"
 #include "common/root.h"
+#include "controller/classes.h"
 #include "controller/run.h"
 #include "monitor/record.h"
 #include "power/energy.h"
@@ -32,7 +34,7 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-	fputs("Usage: memregctl control (--scheme S... | --schemes FILE)\n"
+	fputs("Usage: memregctl control (--scheme S... | --schemes FILE | --classes[=D])\n"
 	      "                         (--pid PID | --replay REC | -- COMMAND [ARG...])\n"
 	      "                         [--backend B] [--engine user] [--duration D] [--apply]\n"
 	      "                         [--json] [--metrics DIR] [--status-file FILE]\n"
@@ -44,10 +46,17 @@ static void usage(FILE *f)
 	      "a dry run prints, per aggregation, what each scheme would do (bytes and pages\n"
 	      "per source and destination node). Observing a process memreg did not start\n"
 	      "needs --apply. SIGINT, SIGTERM and SIGHUP stop the run and print the\n"
-	      "statistics. `control status` prints memregd's status file.\n\n"
+	      "statistics. `control status` prints memregd's status file.\n"
+	      "With --classes the allocator is in the loop: the target runs under\n"
+	      "libmemreg.so (MEMREG_EXPORT_STATS=1 MEMREG_TRACK_SITES=1); every D the\n"
+	      "controller asks for its live site map, attributes the access rates to the\n"
+	      "allocation sites and writes their classes (hot low, cold high) into its\n"
+	      "classes page (--apply, or a COMMAND memreg starts).\n\n"
 	      "Options:\n"
 	      "  -s, --scheme TEXT     a scheme (repeatable; indented key lines after a newline)\n"
 	      "  -S, --schemes FILE    schemes from a file\n"
+	      "      --classes[=D]     classify the target's allocation sites every D (default\n"
+	      "                        5s) and hand the classes to its allocator\n"
 	      "  -p, --pid PID         the process to control (needs --apply)\n"
 	      "  -R, --replay REC      replay a record (a dry run; the record's backend decides\n"
 	      "                        which actions may run)\n"
@@ -144,6 +153,20 @@ static int add_scheme_text(char **text, const char *add)
 	return 0;
 }
 
+/* A command memreg just started creates its export on its first allocation: wait
+ * for it a little (2 s), so that --classes finds it. */
+static void wait_exported(pid_t pid)
+{
+	char path[128];
+	int i;
+
+	for (i = 0; i < 200 && mr_proc_alive(pid); i++) {
+		if (mr_alloc_export_find(pid, path, sizeof(path)) == 0)
+			return;
+		usleep(10000);
+	}
+}
+
 static void print_json(const struct mr_ctl_run *run)
 {
 	json_object *j = mr_ctl_run_status_json(run);
@@ -169,9 +192,12 @@ int mr_cmd_control(int argc, char **argv)
 		{ "metrics", required_argument, NULL, 'm' },
 		{ "status-file", required_argument, NULL, 'T' },
 		{ "root", required_argument, NULL, 'r' },
+		{ "classes", optional_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct mr_ctl_classes classes = { .fd = -1 };
+	bool want_classes = false, have_classes = false;
 	const char *schemes_file = NULL, *replay = NULL, *backend = "damon", *attrs = NULL;
 	const char *engine = "user", *root = NULL, *source = "--scheme";
 	char *text = NULL, note[512];
@@ -222,6 +248,15 @@ int mr_cmd_control(int argc, char **argv)
 		case 'm': run.metrics_dir = optarg; break;
 		case 'T': run.status_path = optarg; break;
 		case 'r': root = optarg; break;
+		case 'C':
+			want_classes = true;
+			if (optarg && (mr_parse_duration_us(optarg, 1000000, &classes.interval_us) ||
+				       !classes.interval_us)) {
+				free(text);
+				return mr_cli_usage("control", "--classes: bad interval '%s' (5s, "
+						    "500ms)", optarg);
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			free(text);
@@ -231,9 +266,15 @@ int mr_cmd_control(int argc, char **argv)
 			return MR_EXIT_USAGE;
 		}
 	}
-	if (!text == !schemes_file) {
+	if ((text && schemes_file) || (!text && !schemes_file && !want_classes)) {
 		free(text);
-		return mr_cli_usage("control", "give --scheme TEXT (one or more) or --schemes FILE");
+		return mr_cli_usage("control", "give --scheme TEXT (one or more), --schemes FILE "
+				    "or --classes");
+	}
+	if (want_classes && replay) {
+		free(text);
+		return mr_cli_usage("control", "--classes needs a live process: --pid PID or -- "
+				    "COMMAND, not --replay");
 	}
 	if ((pid != 0) + (replay != NULL) + (optind < argc) != 1) {
 		free(text);
@@ -278,7 +319,8 @@ int mr_cmd_control(int argc, char **argv)
 		if (!text && !(text = strdup("")))
 			return mr_cli_fail("out of memory");
 	}
-	err = mr_scheme_parse(text, source, &set);
+	/* --classes alone: no scheme, the loop only hands classes to the allocator */
+	err = text ? mr_scheme_parse(text, source, &set) : 0;
 	free(text);
 	if (err)
 		return mr_cli_fail("%s", mr_last_error());
@@ -378,6 +420,20 @@ int mr_cmd_control(int argc, char **argv)
 	run.keep_log = json;
 	run.log_stat = true;
 	run.whole_mappings = sight == MR_ACT_SEES_MAPPINGS;
+	if (want_classes) {
+		/* consent as for every action: --apply, or the command memreg started */
+		classes.apply = apply || child > 0;
+		classes.log = json ? NULL : stdout;
+		if (child > 0)
+			wait_exported(child);
+		err = mr_ctl_classes_open(&classes, ctx.target.pid, 0);
+		if (err) {
+			status = mr_cli_fail("--classes: %s", mr_last_error());
+			goto out_child;
+		}
+		have_classes = true;
+		run.classes = &classes;
+	}
 	err = mr_ctl_run_start(&run, ctx.target.pid > 0 ? ctx.target.pid : 0,
 			       ctx.target.kind == MR_MON_TARGET_PHYS, apply);
 	if (!err) {
@@ -392,6 +448,14 @@ int mr_cmd_control(int argc, char **argv)
 	} else {
 		status = mr_cli_fail("%s", mr_last_error());
 	}
+	if (have_classes) {
+		if (!json)
+			printf("classes: %" PRIu64 " rounds, %" PRIu64 " site maps read, %" PRIu64
+			       " classes pages written\n", classes.rounds, classes.maps,
+			       classes.generations);
+		mr_ctl_classes_close(&classes);
+	}
+out_child:
 	if (have_energy) {
 		mr_energy_stop(&energy);
 		mr_energy_close(&energy);
