@@ -460,7 +460,7 @@ static int keep_snapshot(struct mr_ctl_classes *c, const struct mr_mon_region *r
 }
 
 static void log_round(struct mr_ctl_classes *c, uint64_t time_us, const struct mr_site_map *m,
-		      size_t changed)
+		      size_t changed, int err)
 {
 	size_t i, nhot = 0, ncold = 0;
 
@@ -475,8 +475,7 @@ static void log_round(struct mr_ctl_classes *c, uint64_t time_us, const struct m
 	fprintf(c->log, "%s%" PRIu64 ".%03" PRIu64 " s: classes: %zu sites in the map of pid %d, "
 		"%zu hot, %zu cold, %zu changed; %s\n", c->log_prefix, time_us / 1000000,
 		time_us / 1000 % 1000, m->nr_sites, (int)c->pid, nhot, ncold, changed,
-		!changed ? "page unchanged" : c->apply ? "page written" :
-		"page not written (dry run)");
+		!changed ? "page unchanged" : err ? "page not written" : "page written");
 	for (i = 0; i < c->nr_sites && changed; i++)
 		fprintf(c->log, "%s  site %s+0x%" PRIx64 ": %s (score %.3f%s)\n", c->log_prefix,
 			c->sites[i].build_id, c->sites[i].offset, class_names[c->sites[i].cls],
@@ -511,7 +510,7 @@ int mr_ctl_classes_aggregate(struct mr_ctl_classes *c, const struct mr_mon_attrs
 			changed = mr_ctl_classes_decide(c, &m);
 			if (changed && c->apply)
 				err = mr_ctl_classes_write(c, c->sites, c->nr_sites);
-			log_round(c, time_us, &m, changed);
+			log_round(c, time_us, &m, changed, err);
 		}
 		mr_prof_map_free(&m);
 		return err;

@@ -234,12 +234,12 @@ static double stop_child(struct child *ch, bool term)
 	return infl;
 }
 
-/* Wait (100 s at most: a liveness bound, not a timing claim) for @done. */
+/* Wait (30 s at most: a liveness bound, not a timing claim) for @done. */
 static bool wait_for(bool (*done)(struct mr_ctl_classes *c), struct mr_ctl_classes *c)
 {
 	int i;
 
-	for (i = 0; i < 10000; i++) {
+	for (i = 0; i < 3000; i++) {
 		if (done(c))
 			return true;
 		usleep(10000);
