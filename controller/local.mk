@@ -56,8 +56,9 @@ check_PROGRAMS += tests/controller/test-classes
 tests_controller_test_classes_SOURCES = tests/controller/test-classes.c
 tests_controller_test_classes_CFLAGS = $(MR_TEST_CFLAGS)
 tests_controller_test_classes_LDADD = libmrcontrol.la $(MR_TEST_LDADD)
-TESTS += tests/controller/test-classes
+TESTS += tests/controller/test-classes tests/controller/classes-cli.sh
 endif
+EXTRA_DIST += tests/controller/classes-cli.sh
 EXTRA_DIST += tests/controller/evacuate-cli.sh
 
 # libFuzzer target for the scheme parser (make fuzz; seeds: the examples in
