@@ -19,9 +19,10 @@
 
 #define MAP_MAX_BYTES (256u << 20)
 /* A site is hot when its score is at least this share of the hottest site's, and at
- * least MIN_HOT_SCORE (a fraction of samples): an idle process has no hot site. */
+ * least MIN_HOT_SCORE (a fraction of samples): an idle process has no hot site. Low:
+ * DAMON's regions over a sparse arena dilute every rate, the hot ones too. */
 #define HOT_SHARE 0.5
-#define MIN_HOT_SCORE 0.02
+#define MIN_HOT_SCORE 0.001
 /* A hot site with less than this share of its bytes on pages of its own is
  * entangled: its score may be its neighbours' accesses. */
 #define ENTANGLED_SHARE 0.5
