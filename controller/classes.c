@@ -353,39 +353,50 @@ static struct mr_ctl_site_class *site_add(struct mr_ctl_classes *c, const char *
 }
 
 /*
- * Per site of the map: hot if its score is at least HOT_SHARE of the hottest site's
- * (and MIN_HOT_SCORE), else cold. Attribution cannot tell sites apart whose objects
- * share every page (interleaved in allocation order, the default heap layout): both
- * get the pages' rate. So, one site per round, the largest hot site that is
- * entangled (under ENTANGLED_SHARE of its bytes on pages of its own) and was never
- * put apart is made cold: its new objects go to the cold regions, where the next
- * rounds measure it alone and put it back to hot if it is.
+ * Per site of the map, its measure: the mean access rate of the pages it has to
+ * itself when most of its bytes are on such pages (it is measured alone), else its
+ * attribution score (monitor/profile.c). Hot when the measure is at least HOT_SHARE of
+ * the highest one (and MIN_HOT_SCORE), else cold.
+ * Objects of sites interleaved in allocation order share every page: the attribution
+ * then gives them all the pages' rate, whatever their own accesses (they are
+ * entangled). A site once measured alone, or put apart, keeps its class while
+ * entangled (its objects from before a change are still live). For the others, one per round, the
+ * largest entangled hot site that shares pages with another is put apart (cold): its
+ * later objects go to the cold regions, where the next rounds measure it alone. No
+ * probe in the round after a change: the map still holds the objects from before it.
  */
 size_t mr_ctl_classes_decide(struct mr_ctl_classes *c, const struct mr_site_map *m)
 {
-	double max_score = 0, *own;
+	double max_measure = 0, *own, *own_rate, *measure;
 	struct mr_ctl_site_class **map_site;
 	enum mr_alloc_class *old;
-	size_t i, j, changed = 0, probe = SIZE_MAX;
+	size_t i, j, nr = m->nr_sites ? m->nr_sites : 1, changed = 0, probe = SIZE_MAX;
+	bool *alone;
 
-	own = calloc(m->nr_sites ? m->nr_sites : 1, sizeof(*own));
-	map_site = calloc(m->nr_sites ? m->nr_sites : 1, sizeof(*map_site));
-	old = calloc(m->nr_sites ? m->nr_sites : 1, sizeof(*old));
-	if (!own || !map_site || !old) {
-		free(own);
-		free(map_site);
-		free(old);
-		return 0;
-	}
+	own = calloc(nr, sizeof(*own));
+	own_rate = calloc(nr, sizeof(*own_rate));
+	measure = calloc(nr, sizeof(*measure));
+	map_site = calloc(nr, sizeof(*map_site));
+	old = calloc(nr, sizeof(*old));
+	alone = calloc(nr, sizeof(*alone));
+	if (!own || !own_rate || !measure || !map_site || !old || !alone)
+		goto out;
 	for (i = 0; i < m->nr_pages; i++) {
 		const struct mr_prof_page *p = &m->pages[i];
 
-		if (p->nr == 1)
+		if (p->nr == 1) {
 			own[m->parts[p->first].site] += m->parts[p->first].bytes;
+			own_rate[m->parts[p->first].site] += m->parts[p->first].bytes * p->rate;
+		}
 	}
-	for (i = 0; i < m->nr_sites; i++)
-		if (m->sites[i].build_id[0] && m->sites[i].bytes && m->sites[i].score > max_score)
-			max_score = m->sites[i].score;
+	for (i = 0; i < m->nr_sites; i++) {
+		const struct mr_prof_site *ps = &m->sites[i];
+
+		alone[i] = ps->bytes && own[i] >= ENTANGLED_SHARE * ps->bytes;
+		measure[i] = alone[i] ? own_rate[i] / own[i] : ps->score;
+		if (ps->build_id[0] && ps->bytes && measure[i] > max_measure)
+			max_measure = measure[i];
+	}
 	for (i = 0; i < m->nr_sites; i++) {
 		const struct mr_prof_site *ps = &m->sites[i];
 		struct mr_ctl_site_class *s;
@@ -398,18 +409,24 @@ size_t mr_ctl_classes_decide(struct mr_ctl_classes *c, const struct mr_site_map 
 			break;
 		map_site[i] = s;
 		old[i] = s->cls;
-		s->score = ps->score;
-		cls = ps->accessed_pages && ps->score >= MIN_HOT_SCORE &&
-		      ps->score >= HOT_SHARE * max_score ? MR_ALLOC_CLASS_HOT : MR_ALLOC_CLASS_COLD;
-		if (cls == MR_ALLOC_CLASS_HOT && !s->probed && own[i] < ENTANGLED_SHARE * ps->bytes &&
-		    (probe == SIZE_MAX || ps->bytes > m->sites[probe].bytes))
+		s->score = measure[i];
+		cls = ps->accessed_pages && measure[i] >= MIN_HOT_SCORE &&
+		      measure[i] >= HOT_SHARE * max_measure ? MR_ALLOC_CLASS_HOT : MR_ALLOC_CLASS_COLD;
+		if (alone[i]) {
+			s->measured_alone = true;
+		} else if (s->measured_alone || s->probed) {
+			continue;	/* entangled by objects from before: keep its class */
+		} else if (cls == MR_ALLOC_CLASS_HOT && !s->probed &&
+			   (probe == SIZE_MAX || ps->bytes > m->sites[probe].bytes)) {
 			probe = i;
+		}
 		s->cls = cls;
 	}
-	if (probe != SIZE_MAX) {
-		/* the probe only if another hot site shares its pages */
+	if (probe != SIZE_MAX && !c->settling) {
+		/* only if another entangled hot site shares its pages */
 		for (j = 0; j < m->nr_sites; j++)
-			if (j != probe && map_site[j] && map_site[j]->cls == MR_ALLOC_CLASS_HOT)
+			if (j != probe && map_site[j] && !alone[j] &&
+			    map_site[j]->cls == MR_ALLOC_CLASS_HOT)
 				break;
 		if (j < m->nr_sites) {
 			map_site[probe]->cls = MR_ALLOC_CLASS_COLD;
@@ -419,9 +436,14 @@ size_t mr_ctl_classes_decide(struct mr_ctl_classes *c, const struct mr_site_map 
 	for (i = 0; i < m->nr_sites; i++)
 		if (map_site[i] && map_site[i]->cls != old[i])
 			changed++;
+	c->settling = changed > 0;
+out:
 	free(own);
+	free(own_rate);
+	free(measure);
 	free(map_site);
 	free(old);
+	free(alone);
 	return changed;
 }
 
@@ -477,10 +499,11 @@ static void log_round(struct mr_ctl_classes *c, uint64_t time_us, const struct m
 		"%zu hot, %zu cold, %zu changed; %s\n", c->log_prefix, time_us / 1000000,
 		time_us / 1000 % 1000, m->nr_sites, (int)c->pid, nhot, ncold, changed,
 		!changed ? "page unchanged" : err ? "page not written" : "page written");
-	for (i = 0; i < c->nr_sites && changed; i++)
-		fprintf(c->log, "%s  site %s+0x%" PRIx64 ": %s (score %.3f%s)\n", c->log_prefix,
+	for (i = 0; i < c->nr_sites; i++)
+		fprintf(c->log, "%s  site %s+0x%" PRIx64 ": %s (%s %.3f%s)\n", c->log_prefix,
 			c->sites[i].build_id, c->sites[i].offset, class_names[c->sites[i].cls],
-			c->sites[i].score, c->sites[i].probed ? ", put apart once" : "");
+			c->sites[i].measured_alone ? "measured alone" : "score", c->sites[i].score,
+			c->sites[i].probed ? ", put apart once" : "");
 	fflush(c->log);
 }
 

@@ -26,7 +26,8 @@ struct mr_ctl_site_class {
 	uint64_t offset;
 	enum mr_alloc_class cls;
 	bool probed;			/* was put apart once to be measured alone */
-	double score;			/* the last attribution's (0 if not in that map) */
+	bool measured_alone;		/* once had most of its bytes on pages of its own */
+	double score;			/* the last round's measure (0 if not in that map) */
 };
 
 /*
@@ -49,6 +50,7 @@ struct mr_ctl_classes {
 	struct mr_rec rec;		/* the snapshots since the last round (in memory) */
 	uint64_t next_us;		/* the next round */
 	uint64_t map_asked;		/* the map request in flight (0: none) */
+	bool settling;			/* the last round changed classes: no probe now */
 	uint64_t rounds, generations, maps;	/* statistics */
 };
 

@@ -99,8 +99,9 @@ static void test_page_round_trip(void **state)
  * Site maps for the rule. Site 1 (a, 10% of the bytes) and site 2 (b, 90%):
  *   round 1, interleaved:  page 0x1000 [a 400|b 3600] accessed ... x 4 pages, all accessed
  *      -> both score alike: both hot; b, the larger, entangled, is put apart (cold)
+ *   again interleaved (objects from before the change): b stays apart, nothing changes
  *   round 2, apart:        page 0x10000 [a 4000] accessed, page 0x20000.. [b 4000] x 9, idle
- *      -> a hot, b cold: nothing changes (b stays cold, and is never put apart again)
+ *      -> a hot, b cold, both measured alone: nothing changes
  */
 static const char map_mixed[] =
 	"memreg-site-map 1\npage_size 4096\npid 1\n"
@@ -152,6 +153,16 @@ static void test_decide(void **state)
 	assert_false(c.sites[0].probed);
 	assert_int_equal(c.sites[1].cls, MR_ALLOC_CLASS_COLD);
 	assert_true(c.sites[1].probed);
+	assert_true(c.settling);
+
+	/* the next map still mixed (objects from before the change): b stays apart,
+	 * a stays hot, nothing else is put apart */
+	attributed(map_mixed, all_accessed, &m);
+	assert_int_equal(mr_ctl_classes_decide(&c, &m), 0);
+	mr_prof_map_free(&m);
+	assert_int_equal(c.sites[0].cls, MR_ALLOC_CLASS_HOT);
+	assert_int_equal(c.sites[1].cls, MR_ALLOC_CLASS_COLD);
+	assert_false(c.settling);
 
 	attributed(map_apart, low_accessed, &m);
 	assert_int_equal(mr_ctl_classes_decide(&c, &m), 0);
