@@ -363,7 +363,7 @@ static struct mr_ctl_site_class *site_add(struct mr_ctl_classes *c, const char *
  * entangled (its objects from before a change are still live). For the others, one per round, the
  * largest entangled hot site that shares pages with another is put apart (cold): its
  * later objects go to the cold regions, where the next rounds measure it alone. No
- * probe in the round after a change: the map still holds the objects from before it.
+ * probe in the round after a probe: the map still holds the objects from before it.
  */
 size_t mr_ctl_classes_decide(struct mr_ctl_classes *c, const struct mr_site_map *m)
 {
@@ -431,12 +431,14 @@ size_t mr_ctl_classes_decide(struct mr_ctl_classes *c, const struct mr_site_map 
 		if (j < m->nr_sites) {
 			map_site[probe]->cls = MR_ALLOC_CLASS_COLD;
 			map_site[probe]->probed = true;
+			c->settling = true;
 		}
+	} else {
+		c->settling = false;
 	}
 	for (i = 0; i < m->nr_sites; i++)
 		if (map_site[i] && map_site[i]->cls != old[i])
 			changed++;
-	c->settling = changed > 0;
 out:
 	free(own);
 	free(own_rate);

@@ -50,7 +50,7 @@ struct mr_ctl_classes {
 	struct mr_rec rec;		/* the snapshots since the last round (in memory) */
 	uint64_t next_us;		/* the next round */
 	uint64_t map_asked;		/* the map request in flight (0: none) */
-	bool settling;			/* the last round changed classes: no probe now */
+	bool settling;			/* the last round put a site apart: no probe now */
 	uint64_t rounds, generations, maps;	/* statistics */
 };
 
