@@ -23,6 +23,11 @@
  * DAMON's regions over a sparse arena dilute every rate, the hot ones too. */
 #define HOT_SHARE 0.5
 #define MIN_HOT_SCORE 0.001
+/* A cold (or new) site becomes hot only at this share of the highest measure:
+ * hysteresis. The cold site of an allocation churn has its pages written as its
+ * objects are replaced: DAMON measured it at 1/3..1/2 of the hot site's rate in the
+ * lab, close to HOT_SHARE, and one round above it merges both sites again. */
+#define HOT_UP_SHARE 0.75
 /* A hot site with less than this share of its bytes on pages of its own is
  * entangled: its score may be its neighbours' accesses. */
 #define ENTANGLED_SHARE 0.5
@@ -355,8 +360,9 @@ static struct mr_ctl_site_class *site_add(struct mr_ctl_classes *c, const char *
 /*
  * Per site of the map, its measure: the mean access rate of the pages it has to
  * itself when most of its bytes are on such pages (it is measured alone), else its
- * attribution score (monitor/profile.c). Hot when the measure is at least HOT_SHARE of
- * the highest one (and MIN_HOT_SCORE), else cold.
+ * attribution score (monitor/profile.c). Hot when the measure is at least HOT_SHARE
+ * (HOT_UP_SHARE for a site not hot now) of the highest one, and MIN_HOT_SCORE; else
+ * cold.
  * Objects of sites interleaved in allocation order share every page: the attribution
  * then gives them all the pages' rate, whatever their own accesses (they are
  * entangled). A site once measured alone, or put apart, keeps its class while
@@ -411,7 +417,9 @@ size_t mr_ctl_classes_decide(struct mr_ctl_classes *c, const struct mr_site_map 
 		old[i] = s->cls;
 		s->score = measure[i];
 		cls = ps->accessed_pages && measure[i] >= MIN_HOT_SCORE &&
-		      measure[i] >= HOT_SHARE * max_measure ? MR_ALLOC_CLASS_HOT : MR_ALLOC_CLASS_COLD;
+		      measure[i] >= (s->cls == MR_ALLOC_CLASS_HOT ? HOT_SHARE : HOT_UP_SHARE) *
+				    max_measure ? MR_ALLOC_CLASS_HOT : MR_ALLOC_CLASS_COLD;
+		s->alone = alone[i];
 		if (alone[i]) {
 			s->measured_alone = true;
 		} else if (s->measured_alone || s->probed) {
@@ -504,7 +512,7 @@ static void log_round(struct mr_ctl_classes *c, uint64_t time_us, const struct m
 	for (i = 0; i < c->nr_sites; i++)
 		fprintf(c->log, "%s  site %s+0x%" PRIx64 ": %s (%s %.3f%s)\n", c->log_prefix,
 			c->sites[i].build_id, c->sites[i].offset, class_names[c->sites[i].cls],
-			c->sites[i].measured_alone ? "measured alone" : "score", c->sites[i].score,
+			c->sites[i].alone ? "measured alone" : "score", c->sites[i].score,
 			c->sites[i].probed ? ", put apart once" : "");
 	fflush(c->log);
 }

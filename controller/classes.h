@@ -27,6 +27,7 @@ struct mr_ctl_site_class {
 	enum mr_alloc_class cls;
 	bool probed;			/* was put apart once to be measured alone */
 	bool measured_alone;		/* once had most of its bytes on pages of its own */
+	bool alone;			/* had them in the last round */
 	double score;			/* the last round's measure (0 if not in that map) */
 };
 

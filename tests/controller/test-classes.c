@@ -330,7 +330,8 @@ static void test_live_generation(void **state)
 	mr_ctl_classes_close(&c);
 	after = stop_child(&ch, true);
 	print_message("hot-set inflation: %.2f without classes, %.2f with\n", before, after);
-	assert_true(after <= 1.5);
+	/* packed: hot slabs of their own (holes left by frees keep it above 1) */
+	assert_true(after <= 2.0);
 }
 
 static void test_stale_starttime(void **state)
