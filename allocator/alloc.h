@@ -157,6 +157,10 @@ uint16_t mr_site_id(const void *ret) MR_HIDDEN;
 void mr_site_map_write(const char *path) MR_HIDDEN;
 void mr_sites_lock(void) MR_HIDDEN;
 void mr_sites_unlock(void) MR_HIDDEN;
+/* The live hand-over (classes-format.h): apply a new classes page, answer a map
+ * request. Called on the slow path (mr_site_id), with no lock held. */
+void mr_classes_poll(void) MR_HIDDEN;
+void mr_classes_after_fork(void) MR_HIDDEN;
 
 /* "stats.c" */
 void mr_stats_init(void) MR_HIDDEN;
@@ -182,5 +186,8 @@ struct mr_heap_totals {
 };
 /* Takes the heap lock. */
 void mr_stats_totals(struct mr_heap_totals *t) MR_HIDDEN;
+/* The export's classes page and memfd (NULL / -1 when not exporting). */
+struct mr_alloc_classes *mr_stats_classes(void) MR_HIDDEN;
+int mr_stats_export_fd(void) MR_HIDDEN;
 
 #endif

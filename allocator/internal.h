@@ -237,6 +237,7 @@ enum mr_opt_type { MR_OPT_BOOL, MR_OPT_SIZE, MR_OPT_U64, MR_OPT_PATH };
 	X(export_stats, "EXPORT_STATS", MR_OPT_BOOL, 0, 0) \
 	X(profile, "PROFILE", MR_OPT_PATH, 0, 0) \
 	X(site_map, "SITE_MAP", MR_OPT_PATH, 0, 0) \
+	X(track_sites, "TRACK_SITES", MR_OPT_BOOL, 0, 0) \
 	X(numa, "NUMA", MR_OPT_BOOL, 1, 0)
 enum mr_option_id {
 #define MR_OPT_ENUM(id, env, type, def, secure) MR_OPT_##id,

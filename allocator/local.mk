@@ -3,7 +3,7 @@
 lib_LTLIBRARIES += libmemreg.la
 include_HEADERS += include/memreg.h
 libmemreg_la_SOURCES = \
-	allocator/internal.h allocator/alloc.h allocator/stats-format.h \
+	allocator/internal.h allocator/alloc.h allocator/stats-format.h allocator/classes-format.h \
 	allocator/buddy.c allocator/sizeclass.c allocator/options.c allocator/fmt.c \
 	allocator/alloc.c allocator/sites.c allocator/stats.c allocator/interpose.c \
 	allocator/hotcold.c

@@ -1,6 +1,8 @@
 /* Allocation sites and their temperature: a fixed table keyed by return address,
  * filled from MEMREG_PROFILE (sites as module build-id + offset, so profiles survive
- * ASLR) and memreg_site_set_class(). Lookups are lock-free; nothing here allocates. */
+ * ASLR), memreg_site_set_class() and a controller's classes page (the live hand-over,
+ * classes-format.h); the site map, at exit or live. Lookups are lock-free; nothing
+ * here allocates. */
 #define _GNU_SOURCE 1
 #include "config.h"
 
@@ -15,6 +17,7 @@
 #include <unistd.h>
 
 #include "allocator/alloc.h"
+#include "allocator/classes-format.h"
 #include "allocator/internal.h"
 
 #define SITE_BITS 14
@@ -27,6 +30,9 @@ struct site_slot {
 
 static struct site_slot sites[SITE_SLOTS];
 static pthread_mutex_t sites_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The live hand-over's: one thread at a time reads the classes page or writes a site
+ * map (see mr_classes_poll). */
+static pthread_mutex_t poll_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned nsites;
 
 static inline uint32_t site_hash(uintptr_t a)
@@ -367,6 +373,7 @@ uint16_t mr_site_id(const void *ret)
 	uint32_t mask = (1u << 17) - 1, i = (uint32_t)((a * UINT64_C(0x9E3779B97F4A7C15)) >> 47) & mask;
 	uint16_t sid = 0;
 
+	mr_classes_poll();
 	for (;; i = (i + 1) & mask) {
 		uintptr_t s = atomic_load_explicit(&sid_hash[i].addr, memory_order_acquire);
 
@@ -399,11 +406,15 @@ uint16_t mr_site_id(const void *ret)
 	return sid;
 }
 
-/* A small buffered writer on a file descriptor: no stdio (it allocates). */
+/* A small buffered writer on a file descriptor: no stdio (it allocates). With
+ * @at >= 0 it writes at that file offset (pwrite: the export memfd, whose file
+ * position is nobody's business). @total: bytes flushed. */
 struct wbuf {
 	int fd;
 	size_t n;
 	int err;
+	int64_t at;
+	uint64_t total;
 	char b[1 << 16];
 };
 
@@ -412,13 +423,15 @@ static void wb_flush(struct wbuf *w)
 	size_t off = 0;
 
 	while (off < w->n) {
-		ssize_t k = write(w->fd, w->b + off, w->n - off);
+		ssize_t k = w->at >= 0 ? pwrite(w->fd, w->b + off, w->n - off, (off_t)(w->at + w->total)) :
+					 write(w->fd, w->b + off, w->n - off);
 
 		if (k <= 0) {
 			w->err = 1;
 			break;
 		}
 		off += (size_t)k;
+		w->total += (uint64_t)k;
 	}
 	w->n = 0;
 }
@@ -499,55 +512,40 @@ static void acc_emit(struct wbuf *w, struct page_acc *a, uintptr_t page_addr)
 	a->n = 0;
 }
 
-/* Write the site map (format in docs/allocator.md): which pages hold which sites'
- * live objects now. Called at exit; walks the heap under its lock. */
-void mr_site_map_write(const char *path)
+/* Emit the site map (format in docs/allocator.md) to @w: which pages hold which
+ * sites' live objects now. Walks the heap under its lock (the sites lock first,
+ * released before: never both, in fork_prepare's order or any other). */
+static void site_map_emit(struct wbuf *w)
 {
-	static struct wbuf w;
 	static struct page_acc acc;
 	const struct mr_heap *h = &mr_heap;
 	uint32_t r, sid, page, end;
 
-	static char name[4096];
-
-	if (!mr_site_ids)
-		return;
-	w.fd = mr_option_open_output(path, name, sizeof(name));
-	if (w.fd == -2)
-		return;		/* another process's file (see mr_option_open_output) */
-	if (w.fd < 0) {
-		int e = errno;
-
-		mr_write_str(2, "libmemreg: cannot write MEMREG_SITE_MAP ");
-		mr_write_str(2, e == ENAMETOOLONG ? path : name);
-		mr_write_str(2, e == ELOOP ? ": a symbolic link\n" : "\n");
-		return;
-	}
-	w.n = 0;
-	wb_str(&w, "memreg-site-map 1\npage_size 4096\npid ");
-	wb_u64(&w, (uint64_t)getpid());
-	wb_str(&w, "\n");
+	acc.n = 0;
+	wb_str(w, "memreg-site-map 1\npage_size 4096\npid ");
+	wb_u64(w, (uint64_t)getpid());
+	wb_str(w, "\n");
 	mr_sites_lock();
 	for (sid = 1; sid <= nsids; sid++) {
 		char id[130];
 		const char *mpath;
 		uintptr_t off;
 
-		wb_str(&w, "site ");
-		wb_u64(&w, sid);
+		wb_str(w, "site ");
+		wb_u64(w, sid);
 		if (mr_site_locate(sid_addr[sid], id, sizeof(id), &mpath, &off)) {
-			wb_str(&w, " ");
-			wb_str(&w, id);
-			wb_str(&w, " ");
-			wb_hex(&w, off);
-			wb_str(&w, " ");
-			wb_str(&w, mpath);
+			wb_str(w, " ");
+			wb_str(w, id);
+			wb_str(w, " ");
+			wb_hex(w, off);
+			wb_str(w, " ");
+			wb_str(w, mpath);
 		} else {
-			wb_str(&w, " - ");
-			wb_hex(&w, sid_addr[sid]);
-			wb_str(&w, " -");
+			wb_str(w, " - ");
+			wb_hex(w, sid_addr[sid]);
+			wb_str(w, " -");
 		}
-		wb_str(&w, "\n");
+		wb_str(w, "\n");
 	}
 	mr_sites_unlock();
 	mr_heap_lock();
@@ -581,7 +579,7 @@ void mr_site_map_write(const char *path)
 						if (here > left)
 							here = left;
 						if (pg != cur_page) {
-							acc_emit(&w, &acc, cur_page);
+							acc_emit(w, &acc, cur_page);
 							cur_page = pg;
 						}
 						acc_add(&acc, id, here);
@@ -589,7 +587,7 @@ void mr_site_map_write(const char *path)
 						left -= here;
 					}
 				}
-				acc_emit(&w, &acc, cur_page);
+				acc_emit(w, &acc, cur_page);
 			} else if (s->head == page && (s->kind == MR_SPAN_LARGE || s->kind == MR_SPAN_HUGE)) {
 				char *base = mr_page_addr(page);
 				uint16_t id = mr_site_ids[mr_site_slot(base)];
@@ -598,7 +596,7 @@ void mr_site_map_write(const char *path)
 				np = s->npages;
 				for (i = 0; id && i < np; i++) {
 					acc_add(&acc, id, MR_PAGE_SIZE);
-					acc_emit(&w, &acc, (uintptr_t)base + ((size_t)i << MR_PAGE_SHIFT));
+					acc_emit(w, &acc, (uintptr_t)base + ((size_t)i << MR_PAGE_SHIFT));
 				}
 			} else if (s->kind == MR_SPAN_FREE && s->head == page) {
 				np = UINT32_C(1) << s->order;
@@ -607,7 +605,152 @@ void mr_site_map_write(const char *path)
 		}
 	}
 	mr_heap_unlock();
-	wb_flush(&w);
+	wb_flush(w);
+}
+
+/* Write the site map to @path: at exit (MEMREG_SITE_MAP). */
+void mr_site_map_write(const char *path)
+{
+	static struct wbuf w;
+	static char name[4096];
+
+	if (!mr_site_ids)
+		return;
+	w.fd = mr_option_open_output(path, name, sizeof(name));
+	if (w.fd == -2)
+		return;		/* another process's file (see mr_option_open_output) */
+	if (w.fd < 0) {
+		int e = errno;
+
+		mr_write_str(2, "libmemreg: cannot write MEMREG_SITE_MAP ");
+		mr_write_str(2, e == ENAMETOOLONG ? path : name);
+		mr_write_str(2, e == ELOOP ? ": a symbolic link\n" : "\n");
+		return;
+	}
+	w.n = 0;
+	w.at = -1;
+	w.total = 0;
+	w.err = 0;
+	pthread_mutex_lock(&poll_lock);
+	site_map_emit(&w);
+	pthread_mutex_unlock(&poll_lock);
 	if (close(w.fd) != 0 || w.err)
 		mr_write_str(2, "libmemreg: error writing MEMREG_SITE_MAP\n");
+}
+
+/* ---- the live hand-over: the classes page and the live site map ---- */
+
+/* poll_lock (top of the file): one thread at a time reads the page or writes the
+ * map (trylock: the others go on allocating); the at-exit map writer takes it too,
+ * for the shared buffers. */
+static uint64_t seen_generation, seen_map_request;
+static struct mr_alloc_class_entry class_copy[(MR_ALLOC_CLASSES_BYTES -
+					       sizeof(struct mr_alloc_classes)) /
+					      sizeof(struct mr_alloc_class_entry)];
+
+static void hex_id(const uint8_t *id, unsigned len, char *hex)
+{
+	static const char digits[] = "0123456789abcdef";
+	unsigned k;
+
+	for (k = 0; k < len; k++) {
+		hex[2 * k] = digits[id[k] >> 4];
+		hex[2 * k + 1] = digits[id[k] & 15];
+	}
+	hex[2 * k] = '\0';
+}
+
+/* Copy the page's entries under its seqlock and set each site's class. Returns 0,
+ * or -1 when the controller was writing (tried again on a later call). */
+static int classes_apply(struct mr_alloc_classes *c)
+{
+	uint64_t s1, s2, gen, set = 0;
+	uint32_t n, i;
+
+	s1 = __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE);
+	if (s1 & 1)
+		return -1;
+	gen = __atomic_load_n(&c->generation, __ATOMIC_RELAXED);
+	n = __atomic_load_n(&c->count, __ATOMIC_RELAXED);
+	if (n > c->capacity || n > sizeof(class_copy) / sizeof(class_copy[0]))
+		n = 0;	/* a bad page sets nothing; its generation is still answered */
+	memcpy(class_copy, (const void *)c->entry, (size_t)n * sizeof(class_copy[0]));
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	s2 = __atomic_load_n(&c->seq, __ATOMIC_RELAXED);
+	if (s1 != s2)
+		return -1;
+	for (i = 0; i < n; i++) {
+		const struct mr_alloc_class_entry *e = &class_copy[i];
+		struct resolve_arg ra = { 0 };
+		char hex[2 * MR_ALLOC_CLASSES_BUILD_ID_MAX + 1];
+
+		if (e->cls >= NR_MR_ALLOC_CLASS || !e->build_id_len ||
+		    e->build_id_len > MR_ALLOC_CLASSES_BUILD_ID_MAX)
+			continue;
+		hex_id(e->build_id, e->build_id_len, hex);
+		ra.build_id = hex;
+		ra.id_len = 2u * e->build_id_len;
+		/* sites of modules not loaded (any more) are skipped, as in a profile */
+		dl_iterate_phdr(resolve_cb, &ra);
+		if (ra.found && mr_site_set((const void *)(ra.base + e->offset), (enum mr_temp)e->cls) == 0)
+			set++;
+	}
+	seen_generation = gen;
+	__atomic_store_n(&c->applied_sites, set, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->applied_generation, gen, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* Answer a map request: the site map text at map_offset in the memfd, then its
+ * length, then the request answered (release: the reader sees the text). */
+static void live_map_write(struct mr_alloc_classes *c, uint64_t req)
+{
+	static struct wbuf w;
+	int fd = mr_stats_export_fd();
+
+	if (fd < 0)
+		return;
+	w.fd = fd;
+	w.n = 0;
+	w.err = 0;
+	w.at = (int64_t)c->map_offset;
+	w.total = 0;
+	site_map_emit(&w);
+	if (w.err)
+		w.total = 0;	/* the reader gets an empty map: no half a map */
+	/* what a longer map before left beyond it goes back to the system */
+	if (ftruncate(fd, (off_t)(c->map_offset + w.total)) != 0)
+		w.total = 0;
+	seen_map_request = req;
+	__atomic_store_n(&c->map_bytes, w.total, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->map_generation, req, __ATOMIC_RELEASE);
+}
+
+/* On the allocator's slow path (every allocation site tracking sees): a few loads
+ * unless the controller wrote a new generation or asked for a map. */
+void mr_classes_poll(void)
+{
+	struct mr_alloc_classes *c = mr_stats_classes();
+	uint64_t gen, req;
+
+	if (MR_LIKELY(!c))
+		return;
+	gen = __atomic_load_n(&c->generation, __ATOMIC_ACQUIRE);
+	req = __atomic_load_n(&c->map_request, __ATOMIC_ACQUIRE);
+	if (MR_LIKELY(gen == seen_generation && req == seen_map_request))
+		return;
+	if (pthread_mutex_trylock(&poll_lock) != 0)
+		return;
+	if (gen != seen_generation)
+		classes_apply(c);
+	if (req != seen_map_request)
+		live_map_write(c, req);
+	pthread_mutex_unlock(&poll_lock);
+}
+
+/* The child of a fork starts a new export: nothing seen, no poll in progress. */
+void mr_classes_after_fork(void)
+{
+	pthread_mutex_init(&poll_lock, NULL);
+	seen_generation = seen_map_request = 0;
 }

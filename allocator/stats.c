@@ -1,5 +1,6 @@
 /* Allocator stats: the counters of stats-format.h, printed at exit (MEMREG_SHOW_STATS)
- * and exported live (MEMREG_EXPORT_STATS) for `memregctl alloc-stats PID`. */
+ * and exported live (MEMREG_EXPORT_STATS) for `memregctl alloc-stats PID`; the export
+ * also holds the classes page and the live site map (classes-format.h). */
 #include "config.h"
 
 #include <fcntl.h>
@@ -11,10 +12,12 @@
 #include <unistd.h>
 
 #include "allocator/alloc.h"
+#include "allocator/classes-format.h"
 #include "allocator/internal.h"
 #include "allocator/stats-format.h"
 
 static struct mr_alloc_stats_file *export_map;
+static struct mr_alloc_classes *export_classes;	/* in export_map's mapping */
 static int export_pending;	/* a forked child exports on its first heap change */
 static int export_full;		/* the next publish fills every entry (a new export) */
 static void export_open_locked(void);
@@ -274,6 +277,34 @@ static void at_exit(void)
 		mr_site_map_write(MR_OPT_STR(site_map));
 }
 
+/* The classes page's allocator-side fields; @c is in a fresh (zeroed) memfd whose
+ * mapping ends at @file_bytes, where the live site map goes. Published last. */
+static void export_classes_init(void *page, size_t file_bytes)
+{
+	struct mr_alloc_classes *c = page;
+
+	c->version = MR_ALLOC_CLASSES_VERSION;
+	c->header_bytes = sizeof(*c);
+	c->entry_bytes = sizeof(struct mr_alloc_class_entry);
+	c->capacity = (uint32_t)((MR_ALLOC_CLASSES_BYTES - sizeof(*c)) / sizeof(c->entry[0]));
+	c->map_offset = file_bytes;
+	c->tracking = mr_site_ids != NULL;
+	__atomic_store_n(&c->magic, MR_ALLOC_CLASSES_MAGIC, __ATOMIC_RELEASE);
+	/* only a tracking allocator reads the page (mr_classes_poll, on mr_site_id) */
+	if (c->tracking)
+		__atomic_store_n(&export_classes, c, __ATOMIC_RELEASE);
+}
+
+struct mr_alloc_classes *mr_stats_classes(void)
+{
+	return __atomic_load_n(&export_classes, __ATOMIC_ACQUIRE);
+}
+
+int mr_stats_export_fd(void)
+{
+	return export_fd;
+}
+
 /* Create and map the export; the heap lock is held. A memfd named after the pid,
  * kept open: readers find it in /proc/PID/fd, and it vanishes with the process
  * however it ends (exec closes it: O_CLOEXEC). */
@@ -292,6 +323,7 @@ static void export_open_locked(void)
 	if (fd < 0)
 		return;
 	bytes = (bytes + MR_PAGE_SIZE - 1) & ~(size_t)(MR_PAGE_SIZE - 1);
+	bytes += MR_ALLOC_CLASSES_BYTES;	/* the classes page; the live site map after it */
 	if (ftruncate(fd, (off_t)bytes) != 0) {
 		close(fd);
 		return;
@@ -311,6 +343,7 @@ static void export_open_locked(void)
 	export_map->nregions = mr_arena_max_regions;	/* the arena may grow to that */
 	export_map->pid = export_pid;
 	export_full = 1;
+	export_classes_init((char *)m + mr_alloc_classes_offset(export_map), bytes);
 }
 
 static void export_open(void)
@@ -332,7 +365,7 @@ void mr_stats_init_disabled(void)
 void mr_stats_init(void)
 {
 	mr_sites_init();
-	if (MR_OPT_STR(site_map))
+	if (MR_OPT_STR(site_map) || MR_OPT(track_sites))
 		mr_sites_track();
 	if (MR_OPT(export_stats))
 		export_open();
@@ -352,6 +385,8 @@ void mr_stats_after_fork(void)
 {
 	if (!export_map)
 		return;
+	__atomic_store_n(&export_classes, NULL, __ATOMIC_RELEASE);
+	mr_classes_after_fork();
 	munmap(export_map, export_bytes);
 	close(export_fd);
 	export_fd = -1;

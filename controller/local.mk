@@ -8,7 +8,8 @@ libmrcontrol_la_SOURCES = controller/scheme.c controller/scheme.h \
 	controller/run.c controller/run.h controller/metrics.c \
 	controller/conf.c controller/conf.h \
 	controller/targets.c controller/targets.h \
-	controller/kengine.c controller/kengine.h
+	controller/kengine.c controller/kengine.h \
+	controller/classes.c controller/classes.h
 libmrcontrol_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 # memregctl plan, evacuate and control: thin commands over controller/ (tools/local.mk,
 # included before this file, sets the list and links libmrcontrol.la first).
@@ -71,7 +72,14 @@ tests_controller_test_action_LDADD = libmrcontrol.la $(MR_TEST_LDADD)
 tests_controller_test_action_LDFLAGS = -Wl,--wrap=mr_sys_pidfd_open \
 	-Wl,--wrap=mr_sys_process_madvise -Wl,--wrap=mr_sys_move_pages
 TESTS += tests/controller/test-action
+# The allocator in the loop: the classes page with libmemreg.so and mr-live-sites.
+check_PROGRAMS += tests/controller/test-classes
+tests_controller_test_classes_SOURCES = tests/controller/test-classes.c
+tests_controller_test_classes_CFLAGS = $(MR_TEST_CFLAGS)
+tests_controller_test_classes_LDADD = libmrcontrol.la $(MR_TEST_LDADD)
+TESTS += tests/controller/test-classes tests/controller/classes-cli.sh
 endif
+EXTRA_DIST += tests/controller/classes-cli.sh
 EXTRA_DIST += tests/controller/evacuate-cli.sh tests/controller/evacuate-arbitration.sh \
 	tests/controller/evacuate-apply.sh
 
@@ -111,6 +119,9 @@ if ENABLE_TESTS
 noinst_PROGRAMS += tests/lab/progs/mr-hotcold
 tests_lab_progs_mr_hotcold_SOURCES = tests/lab/progs/mr-hotcold.c
 tests_lab_progs_mr_hotcold_LDADD = libmrcommon.la $(NUMA_LIBS)
+# The live allocator loop's workload (70-live-classes.sh, tests/controller/test-classes).
+noinst_PROGRAMS += tests/lab/progs/mr-live-sites
+tests_lab_progs_mr_live_sites_SOURCES = tests/lab/progs/mr-live-sites.c
 endif
 
 # The controller's overhead benchmark, installed so the lab guest can run it too.

@@ -18,6 +18,7 @@
 #include "common/proc.h"
 #include "common/root.h"
 #include "common/util.h"
+#include "controller/classes.h"
 #include "controller/run.h"
 #include "power/energy.h"
 
@@ -540,6 +541,10 @@ static int on_aggregation(struct mr_mon_ctx *ctx, uint64_t time_us, void *arg)
 			run->reload_fn(run, run->reload_arg);
 	}
 	err = engine_pass(run, &run->one, ctx, time_us);
+	/* the allocator in the loop (one process, the user engine: cmd-control.c) */
+	if (!err && run->classes)
+		err = mr_ctl_classes_aggregate(run->classes, &ctx->attrs, ctx->target.regions,
+					       ctx->target.nr_regions, ctx->aggr_nr_samples, time_us);
 	if (err == -ESRCH)
 		return 1;	/* the target ended while we acted on it */
 	if (err) {

@@ -20,6 +20,7 @@
 
 struct json_object;
 struct mr_energy_source;
+struct mr_ctl_classes;
 
 /* Per-scheme totals the engine does not keep: pages and the nodes acted on. */
 struct mr_ctl_run_scheme {
@@ -107,6 +108,8 @@ struct mr_ctl_run {
 	bool log_stat;			/* log stat schemes too (control: yes; memregd: only
 					 * actions, one line per batch) */
 	mr_ctl_metric_fn metric;	/* free-memory metric (NULL: /proc/meminfo) */
+	struct mr_ctl_classes *classes;	/* the allocator in the loop (classes.h), or NULL:
+					 * fed every aggregation's regions */
 	struct mr_energy_source *energy;	/* started DRAM energy source, or NULL */
 	/* SIGHUP: when *@reload is set, @reload_fn runs before the next aggregation
 	 * (memregd re-reads its configuration; the monitor keeps running). */

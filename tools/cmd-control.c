@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "common/proc.h"
 #include "common/root.h"
 #include "controller/kengine.h"
+#include "controller/classes.h"
 #include "controller/run.h"
 #include "monitor/record.h"
 #include "power/energy.h"
@@ -33,7 +35,7 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-	fputs("Usage: memregctl control (--scheme S... | --schemes FILE)\n"
+	fputs("Usage: memregctl control (--scheme S... | --schemes FILE | --classes[=D])\n"
 	      "                         (--pid PID... | --cgroup DIR... | --replay REC | --phys |\n"
 	      "                          -- COMMAND [ARG...])\n"
 	      "                         [--backend B] [--engine user|kernel] [--duration D] [--apply]\n"
@@ -50,10 +52,17 @@ static void usage(FILE *f)
 	      "a context's targets; a cgroup's processes are re-read every update interval\n"
 	      "(processes join and leave, the log says so). SIGINT, SIGTERM and SIGHUP stop\n"
 	      "the run and print the statistics. `control status` prints memregd's status\n"
-	      "file.\n\n"
+	      "file.\n"
+	      "With --classes the allocator is in the loop: the target runs under\n"
+	      "libmemreg.so (MEMREG_EXPORT_STATS=1 MEMREG_TRACK_SITES=1); every D the\n"
+	      "controller asks for its live site map, attributes the access rates to the\n"
+	      "allocation sites and writes their classes (hot low, cold high) into its\n"
+	      "classes page (--apply, or a COMMAND memreg starts; one process, user engine).\n\n"
 	      "Options:\n"
 	      "  -s, --scheme TEXT     a scheme (repeatable; indented key lines after a newline)\n"
 	      "  -S, --schemes FILE    schemes from a file\n"
+	      "      --classes[=D]     classify the target's allocation sites every D (default\n"
+	      "                        5s) and hand the classes to its allocator\n"
 	      "  -p, --pid PID         a process to control (needs --apply; repeatable)\n"
 	      "  -c, --cgroup DIR      the processes of the cgroup v2 directory DIR, an absolute\n"
 	      "                        path, followed as they change (needs --apply; repeatable)\n"
@@ -155,6 +164,20 @@ static int add_scheme_text(char **text, const char *add)
 	return 0;
 }
 
+/* A command memreg just started creates its export on its first allocation: wait
+ * for it a little (2 s), so that --classes finds it. */
+static void wait_exported(pid_t pid)
+{
+	char path[128];
+	int i;
+
+	for (i = 0; i < 200 && mr_proc_alive(pid); i++) {
+		if (mr_alloc_export_find(pid, path, sizeof(path)) == 0)
+			return;
+		usleep(10000);
+	}
+}
+
 static void print_json(const struct mr_ctl_run *run)
 {
 	json_object *j = mr_ctl_run_status_json(run);
@@ -182,9 +205,12 @@ int mr_cmd_control(int argc, char **argv)
 		{ "metrics", required_argument, NULL, 'm' },
 		{ "status-file", required_argument, NULL, 'T' },
 		{ "root", required_argument, NULL, 'r' },
+		{ "classes", optional_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct mr_ctl_classes classes = { .fd = -1 };
+	bool want_classes = false, have_classes = false;
 	const char *schemes_file = NULL, *replay = NULL, *backend = "damon", *attrs = NULL;
 	const char *engine = "user", *root = NULL, *source = "--scheme";
 	char *text = NULL, note[512];
@@ -260,6 +286,15 @@ int mr_cmd_control(int argc, char **argv)
 		case 'm': run.metrics_dir = optarg; break;
 		case 'T': run.status_path = optarg; break;
 		case 'r': root = optarg; break;
+		case 'C':
+			want_classes = true;
+			if (optarg && (mr_parse_duration_us(optarg, 1000000, &classes.interval_us) ||
+				       !classes.interval_us)) {
+				free(text);
+				return mr_cli_usage("control", "--classes: bad interval '%s' (5s, "
+						    "500ms)", optarg);
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			free(text);
@@ -273,11 +308,20 @@ int mr_cmd_control(int argc, char **argv)
 			return MR_EXIT_USAGE;
 		}
 	}
-	if (!text == !schemes_file) {
+	if ((text && schemes_file) || (!text && !schemes_file && !want_classes)) {
 		free(text);
 		free(pids);
 		free(cgroups);
-		return mr_cli_usage("control", "give --scheme TEXT (one or more) or --schemes FILE");
+		return mr_cli_usage("control", "give --scheme TEXT (one or more), --schemes FILE "
+				    "or --classes");
+	}
+	if (want_classes && (replay || nr_pids > 1 || nr_cgroups || phys ||
+			     (engine && strcmp(engine, "user")))) {
+		free(text);
+		free(pids);
+		free(cgroups);
+		return mr_cli_usage("control", "--classes needs one live process under the user "
+				    "engine: --pid PID or -- COMMAND");
 	}
 	if ((nr_pids || nr_cgroups) + (replay != NULL) + (optind < argc) + phys != 1) {
 		free(text);
@@ -382,7 +426,8 @@ int mr_cmd_control(int argc, char **argv)
 		if (!text && !(text = strdup("")))
 			return mr_cli_fail("out of memory");
 	}
-	err = mr_scheme_parse(text, source, &set);
+	/* --classes alone: no scheme, the loop only hands classes to the allocator */
+	err = text ? mr_scheme_parse(text, source, &set) : 0;
 	free(text);
 	if (err)
 		return mr_cli_fail("%s", mr_last_error());
@@ -501,6 +546,20 @@ int mr_cmd_control(int argc, char **argv)
 	run.keep_log = json;
 	run.log_stat = true;
 	run.whole_mappings = sight == MR_ACT_SEES_MAPPINGS;
+	if (want_classes) {
+		/* consent as for every action: --apply, or the command memreg started */
+		classes.apply = apply || child > 0;
+		classes.log = json ? NULL : stdout;
+		if (child > 0)
+			wait_exported(child);
+		err = mr_ctl_classes_open(&classes, ctx.target.pid, 0);
+		if (err) {
+			status = mr_cli_fail("--classes: %s", mr_last_error());
+			goto out_child;
+		}
+		have_classes = true;
+		run.classes = &classes;
+	}
 	/* the kernel engine acts itself: the user engine's actions stay a dry run */
 	err = mr_ctl_run_start(&run, ctx.target.pid > 0 ? ctx.target.pid : 0,
 			       ctx.target.kind == MR_MON_TARGET_PHYS, apply && !kernel);
@@ -529,6 +588,14 @@ int mr_cmd_control(int argc, char **argv)
 	} else {
 		status = mr_cli_fail("%s", mr_last_error());
 	}
+	if (have_classes) {
+		if (!json)
+			printf("classes: %" PRIu64 " rounds, %" PRIu64 " site maps read, %" PRIu64
+			       " classes pages written\n", classes.rounds, classes.maps,
+			       classes.generations);
+		mr_ctl_classes_close(&classes);
+	}
+out_child:
 	if (kopts.gate_fd >= 0)
 		close(kopts.gate_fd);	/* the command never runs */
 	if (have_energy) {

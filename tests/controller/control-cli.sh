@@ -142,8 +142,11 @@ grep -qx '  tried 2 regions, 384 MiB (98304 pages); applied 2 regions, 384 MiB (
 
 # 4. a command memreg starts: a dry run without --apply; SIGTERM ends it with the
 # final statistics and the command is stopped.
+# (the config copied into this test's directory: the pgrep below then finds this
+# test's command only, never another test's accessgen on the same config)
+cp "$top_srcdir/monitor/configs/zigzag" "$tmp/zigzag"
 "$ctl" control --backend refs -a 20000,100000,1000000 --scheme 'min max min max min max stat' \
-	-- "$gen" -t 60 "$top_srcdir/monitor/configs/zigzag" >"$tmp/c.out" 2>"$tmp/c.err" &
+	-- "$gen" -t 60 "$tmp/zigzag" >"$tmp/c.out" 2>"$tmp/c.err" &
 cpid=$!
 i=0
 while [ $i -lt 100 ] && ! grep -q ' s: scheme 0 (line 1) stat: matched ' "$tmp/c.out"; do
@@ -154,6 +157,6 @@ kill -TERM $cpid
 wait $cpid || { cat "$tmp/c.err"; fail "control exited $? after SIGTERM"; }
 grep -Eqx 'dry run: statistics of what would be done after [1-9][0-9]* aggregations? \([0-9]+\.[0-9]{3} s of monitoring, user engine, refs backend\) \(nothing changed: pass --apply to act\):' \
 	"$tmp/c.out" || { cat "$tmp/c.out" "$tmp/c.err"; fail "no final statistics after SIGTERM"; }
-pgrep -f "memreg-accessgen -t 60 $top_srcdir/monitor/configs/zigzag" >/dev/null &&
+pgrep -f "memreg-accessgen -t 60 $tmp/zigzag" >/dev/null &&
 	fail "the command still runs after control ended"
 echo "PASS: control-cli"

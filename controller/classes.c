@@ -1,0 +1,556 @@
+/* The allocator in the loop, live (see classes.h): find a process's libmemreg export,
+ * ask it for its live site map, attribute the monitor's rates to its sites with
+ * monitor/profile.c, decide the classes and write the classes page. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "common/proc.h"
+#include "common/root.h"
+#include "common/util.h"
+#include "controller/classes.h"
+
+#define MAP_MAX_BYTES (256u << 20)
+/* A site is hot when its score is at least this share of the hottest site's, and at
+ * least MIN_HOT_SCORE (a fraction of samples): an idle process has no hot site. Low:
+ * DAMON's regions over a sparse arena dilute every rate, the hot ones too. */
+#define HOT_SHARE 0.5
+#define MIN_HOT_SCORE 0.001
+/* A cold (or new) site becomes hot only at this share of the highest measure:
+ * hysteresis. The cold site of an allocation churn has its pages written as its
+ * objects are replaced: DAMON measured it at 1/3..1/2 of the hot site's rate in the
+ * lab, close to HOT_SHARE, and one round above it merges both sites again. */
+#define HOT_UP_SHARE 0.75
+/* A hot site with less than this share of its bytes on pages of its own is
+ * entangled: its score may be its neighbours' accesses. */
+#define ENTANGLED_SHARE 0.5
+
+static const char *const class_names[NR_MR_ALLOC_CLASS] = { "hot", "normal", "cold" };
+
+int mr_alloc_export_find(pid_t pid, char *path, size_t len)
+{
+	char dir[64], want[64], host[4096], target[256];
+	struct dirent *d;
+	DIR *dh;
+	int rc = -ENOENT;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	snprintf(want, sizeof(want), MR_ALLOC_STATS_MEMFD_FMT, (long)pid);
+	dh = mr_root_opendir(dir);
+	if (!dh) {
+		if (errno == EACCES)
+			return mr_error(-EACCES, "%s: permission denied", dir);
+		return mr_error(-ESRCH, "pid %d: no such process", (int)pid);
+	}
+	while ((d = readdir(dh))) {
+		ssize_t n;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, len, "%s/%s", dir, d->d_name);
+		if (mr_root_path(host, sizeof(host), path))
+			continue;
+		n = readlink(host, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (strcmp(target, want) == 0) {
+			rc = 0;
+			break;
+		}
+	}
+	closedir(dh);
+	if (rc)
+		return mr_error(rc, "pid %d has no libmemreg export (run it with "
+				"LD_PRELOAD=libmemreg.so MEMREG_EXPORT_STATS=1 MEMREG_TRACK_SITES=1)",
+				(int)pid);
+	return 0;
+}
+
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+	       c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* Hex build-id -> bytes; the byte count, or -1. */
+static int id_from_hex(const char *hex, uint8_t *out)
+{
+	size_t n = strlen(hex), i;
+
+	if (n < 2 || n % 2 || n / 2 > MR_ALLOC_CLASSES_BUILD_ID_MAX)
+		return -1;
+	for (i = 0; i < n / 2; i++) {
+		int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -1;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return (int)(n / 2);
+}
+
+int mr_ctl_classes_encode(struct mr_alloc_classes *c, const struct mr_ctl_site_class *sites,
+			  size_t n)
+{
+	struct mr_alloc_class_entry e;
+	uint64_t seq;
+	size_t i;
+
+	if (n > c->capacity)
+		return mr_error(-E2BIG, "%zu site classes do not fit the classes page (%u)", n,
+				c->capacity);
+	for (i = 0; i < n; i++) {
+		if (id_from_hex(sites[i].build_id, e.build_id) < 0)
+			return mr_error(-EINVAL, "site %zu: bad build-id '%s'", i, sites[i].build_id);
+		if ((unsigned)sites[i].cls >= NR_MR_ALLOC_CLASS)
+			return mr_error(-EINVAL, "site %zu: bad class %d", i, (int)sites[i].cls);
+	}
+	/* the seqlock: odd while writing (a writer that died leaves it odd: the next
+	 * one goes on from there) */
+	seq = __atomic_load_n(&c->seq, __ATOMIC_RELAXED);
+	seq += (seq & 1) ? 0 : 1;
+	__atomic_store_n(&c->seq, seq, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	for (i = 0; i < n; i++) {
+		memset(&e, 0, sizeof(e));
+		e.build_id_len = (uint8_t)id_from_hex(sites[i].build_id, e.build_id);
+		e.offset = sites[i].offset;
+		e.cls = (uint8_t)sites[i].cls;
+		memcpy(&c->entry[i], &e, sizeof(e));
+	}
+	__atomic_store_n(&c->count, (uint32_t)n, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->generation, c->generation + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->seq, seq + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int mr_ctl_classes_decode(const struct mr_alloc_classes *c, struct mr_ctl_site_class *out,
+			  size_t max)
+{
+	static const char digits[] = "0123456789abcdef";
+	uint32_t n = c->count, i, k;
+
+	if (c->magic != MR_ALLOC_CLASSES_MAGIC || c->version != MR_ALLOC_CLASSES_VERSION)
+		return mr_error(-EINVAL, "not a classes page of version %d", MR_ALLOC_CLASSES_VERSION);
+	if (n > c->capacity || n > max)
+		return mr_error(-EINVAL, "classes page: count %u over its capacity %u", n, c->capacity);
+	for (i = 0; i < n; i++) {
+		const struct mr_alloc_class_entry *e = &c->entry[i];
+
+		if (!e->build_id_len || e->build_id_len > MR_ALLOC_CLASSES_BUILD_ID_MAX ||
+		    e->cls >= NR_MR_ALLOC_CLASS)
+			return mr_error(-EINVAL, "classes page: bad entry %u", i);
+		memset(&out[i], 0, sizeof(out[i]));
+		for (k = 0; k < e->build_id_len; k++) {
+			out[i].build_id[2 * k] = digits[e->build_id[k] >> 4];
+			out[i].build_id[2 * k + 1] = digits[e->build_id[k] & 15];
+		}
+		out[i].offset = e->offset;
+		out[i].cls = (enum mr_alloc_class)e->cls;
+	}
+	return (int)n;
+}
+
+int mr_ctl_classes_open(struct mr_ctl_classes *c, pid_t pid, uint64_t starttime_ticks)
+{
+	struct mr_alloc_stats_file hdr;
+	char path[128];
+	uint64_t off;
+	void *m;
+	int err, fd;
+
+	c->fd = -1;
+	c->page = NULL;
+	c->pid = pid;
+	if (!starttime_ticks) {
+		err = mr_proc_starttime(pid, &starttime_ticks);
+		if (err)
+			return err;
+	}
+	c->starttime_ticks = starttime_ticks;
+	err = mr_proc_same(pid, starttime_ticks);
+	if (err)
+		return err;
+	err = mr_alloc_export_find(pid, path, sizeof(path));
+	if (err)
+		return err;
+	/* the page is shared memory of the process: opened for writing only once the
+	 * consent is there (mr_root_may_change refuses fixture roots too) */
+	fd = mr_root_open(path, mr_root_is_fixture() ? O_RDONLY | O_CLOEXEC : O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return mr_error(-errno, "%s: %s", path, strerror(errno));
+	if (mr_root_pread(fd, &hdr, sizeof(hdr), 0) != (long)sizeof(hdr) ||
+	    hdr.magic != MR_ALLOC_STATS_MAGIC || hdr.version != MR_ALLOC_STATS_VERSION) {
+		close(fd);
+		return mr_error(-EINVAL, "%s: not a libmemreg export of version %d", path,
+				MR_ALLOC_STATS_VERSION);
+	}
+	off = mr_alloc_classes_offset(&hdr);
+	m = mmap(NULL, MR_ALLOC_CLASSES_BYTES, PROT_READ | (mr_root_is_fixture() ? 0 : PROT_WRITE),
+		 MAP_SHARED, fd, (off_t)off);
+	if (m == MAP_FAILED) {
+		err = -errno;
+		close(fd);
+		return mr_error(err, "%s: cannot map the classes page: %s", path, strerror(-err));
+	}
+	c->page = m;
+	c->fd = fd;
+	if (__atomic_load_n(&c->page->magic, __ATOMIC_ACQUIRE) != MR_ALLOC_CLASSES_MAGIC ||
+	    c->page->version != MR_ALLOC_CLASSES_VERSION ||
+	    c->page->header_bytes != sizeof(struct mr_alloc_classes) ||
+	    c->page->entry_bytes != sizeof(struct mr_alloc_class_entry)) {
+		mr_ctl_classes_close(c);
+		return mr_error(-EINVAL, "pid %d: its libmemreg has no classes page of version %d",
+				(int)pid, MR_ALLOC_CLASSES_VERSION);
+	}
+	if (!c->page->tracking) {
+		mr_ctl_classes_close(c);
+		return mr_error(-EOPNOTSUPP, "pid %d does not track allocation sites (run it with "
+				"MEMREG_TRACK_SITES=1)", (int)pid);
+	}
+	if (!c->interval_us)
+		c->interval_us = MR_CTL_CLASSES_INTERVAL_US;
+	if (!c->log_prefix)
+		c->log_prefix = "";
+	c->next_us = c->interval_us;
+	return 0;
+}
+
+static void rec_clear(struct mr_rec *rec)
+{
+	size_t i;
+
+	for (i = 0; i < rec->nr_snaps; i++)
+		free(rec->snaps[i].regions);
+	rec->nr_snaps = 0;
+}
+
+void mr_ctl_classes_close(struct mr_ctl_classes *c)
+{
+	if (c->page)
+		munmap(c->page, MR_ALLOC_CLASSES_BYTES);
+	c->page = NULL;
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	rec_clear(&c->rec);
+	free(c->rec.snaps);
+	c->rec.snaps = NULL;
+	free(c->sites);
+	c->sites = NULL;
+	c->nr_sites = c->cap_sites = 0;
+}
+
+/* The pid is the process the page was opened for, and writing is allowed. */
+static int may_write(const struct mr_ctl_classes *c, const char *what)
+{
+	char text[96];
+	int err = mr_proc_same(c->pid, c->starttime_ticks);
+
+	if (err)
+		return err;
+	snprintf(text, sizeof(text), "%s of pid %d", what, (int)c->pid);
+	return mr_root_may_change(text, c->apply);
+}
+
+int mr_ctl_classes_write(struct mr_ctl_classes *c, const struct mr_ctl_site_class *sites,
+			 size_t n)
+{
+	int err = may_write(c, "write the allocator's classes page");
+
+	if (err)
+		return err;
+	err = mr_ctl_classes_encode(c->page, sites, n);
+	if (!err)
+		c->generations++;
+	return err;
+}
+
+int mr_ctl_classes_map_request(struct mr_ctl_classes *c)
+{
+	int err = may_write(c, "ask the allocator for its site map");
+	uint64_t req;
+
+	if (err)
+		return err;
+	req = __atomic_load_n(&c->page->map_request, __ATOMIC_RELAXED) + 1;
+	if (!req)
+		req = 1;
+	__atomic_store_n(&c->page->map_request, req, __ATOMIC_RELEASE);
+	c->map_asked = req;
+	return 0;
+}
+
+int mr_ctl_classes_map_read(struct mr_ctl_classes *c, struct mr_site_map *m)
+{
+	uint64_t bytes, off;
+	char name[64], *buf;
+	long got;
+	int err;
+
+	if (!c->map_asked)
+		return mr_error(-EINVAL, "no site map asked for");
+	if (__atomic_load_n(&c->page->map_generation, __ATOMIC_ACQUIRE) != c->map_asked)
+		return -EAGAIN;
+	bytes = __atomic_load_n(&c->page->map_bytes, __ATOMIC_RELAXED);
+	off = c->page->map_offset;
+	c->map_asked = 0;
+	snprintf(name, sizeof(name), "pid %d: live site map", (int)c->pid);
+	if (!bytes)
+		return mr_error(-EIO, "%s: empty (the allocator could not write it)", name);
+	if (bytes > MAP_MAX_BYTES)
+		return mr_error(-EFBIG, "%s: %" PRIu64 " bytes, more than %u", name, bytes,
+				MAP_MAX_BYTES);
+	buf = malloc(bytes);
+	if (!buf)
+		return mr_error(-ENOMEM, "out of memory");
+	got = mr_root_pread(c->fd, buf, bytes, off);
+	if (got != (long)bytes) {
+		free(buf);
+		return mr_error(-EIO, "%s: read %ld of %" PRIu64 " bytes", name, got, bytes);
+	}
+	err = mr_prof_map_parse(buf, bytes, name, m);
+	free(buf);
+	if (!err)
+		c->maps++;
+	return err;
+}
+
+static struct mr_ctl_site_class *site_find(struct mr_ctl_classes *c, const char *build_id,
+					   uint64_t offset)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr_sites; i++)
+		if (c->sites[i].offset == offset && !strcmp(c->sites[i].build_id, build_id))
+			return &c->sites[i];
+	return NULL;
+}
+
+static struct mr_ctl_site_class *site_add(struct mr_ctl_classes *c, const char *build_id,
+					  uint64_t offset)
+{
+	struct mr_ctl_site_class *s;
+
+	if (c->nr_sites == c->cap_sites) {
+		size_t cap = c->cap_sites ? 2 * c->cap_sites : 16;
+
+		s = realloc(c->sites, cap * sizeof(*s));
+		if (!s)
+			return NULL;
+		c->sites = s;
+		c->cap_sites = cap;
+	}
+	s = &c->sites[c->nr_sites++];
+	memset(s, 0, sizeof(*s));
+	memcpy(s->build_id, build_id, strlen(build_id) + 1);	/* checked by the caller */
+	s->offset = offset;
+	s->cls = MR_ALLOC_CLASS_NORMAL;
+	return s;
+}
+
+/*
+ * Per site of the map, its measure: the mean access rate of the pages it has to
+ * itself when most of its bytes are on such pages (it is measured alone), else its
+ * attribution score (monitor/profile.c). Hot when the measure is at least HOT_SHARE
+ * (HOT_UP_SHARE for a site not hot now) of the highest one, and MIN_HOT_SCORE; else
+ * cold.
+ * Objects of sites interleaved in allocation order share every page: the attribution
+ * then gives them all the pages' rate, whatever their own accesses (they are
+ * entangled). A site once measured alone, or put apart, keeps its class while
+ * entangled (its objects from before a change are still live). For the others, one per round, the
+ * largest entangled hot site that shares pages with another is put apart (cold): its
+ * later objects go to the cold regions, where the next rounds measure it alone. No
+ * probe in the round after a probe: the map still holds the objects from before it.
+ */
+size_t mr_ctl_classes_decide(struct mr_ctl_classes *c, const struct mr_site_map *m)
+{
+	double max_measure = 0, *own, *own_rate, *measure;
+	struct mr_ctl_site_class **map_site;
+	enum mr_alloc_class *old;
+	size_t i, j, nr = m->nr_sites ? m->nr_sites : 1, changed = 0, probe = SIZE_MAX;
+	bool *alone;
+
+	own = calloc(nr, sizeof(*own));
+	own_rate = calloc(nr, sizeof(*own_rate));
+	measure = calloc(nr, sizeof(*measure));
+	map_site = calloc(nr, sizeof(*map_site));
+	old = calloc(nr, sizeof(*old));
+	alone = calloc(nr, sizeof(*alone));
+	if (!own || !own_rate || !measure || !map_site || !old || !alone)
+		goto out;
+	for (i = 0; i < m->nr_pages; i++) {
+		const struct mr_prof_page *p = &m->pages[i];
+
+		if (p->nr == 1) {
+			own[m->parts[p->first].site] += m->parts[p->first].bytes;
+			own_rate[m->parts[p->first].site] += m->parts[p->first].bytes * p->rate;
+		}
+	}
+	for (i = 0; i < m->nr_sites; i++) {
+		const struct mr_prof_site *ps = &m->sites[i];
+
+		alone[i] = ps->bytes && own[i] >= ENTANGLED_SHARE * ps->bytes;
+		measure[i] = alone[i] ? own_rate[i] / own[i] : ps->score;
+		if (ps->build_id[0] && ps->bytes && measure[i] > max_measure)
+			max_measure = measure[i];
+	}
+	for (i = 0; i < m->nr_sites; i++) {
+		const struct mr_prof_site *ps = &m->sites[i];
+		struct mr_ctl_site_class *s;
+		enum mr_alloc_class cls;
+
+		if (!ps->build_id[0] || !ps->bytes || strlen(ps->build_id) >= sizeof(s->build_id))
+			continue;	/* no build-id (or too long): cannot be named in the page */
+		s = site_find(c, ps->build_id, ps->offset);
+		if (!s && !(s = site_add(c, ps->build_id, ps->offset)))
+			break;
+		map_site[i] = s;
+		old[i] = s->cls;
+		s->score = measure[i];
+		cls = ps->accessed_pages && measure[i] >= MIN_HOT_SCORE &&
+		      measure[i] >= (s->cls == MR_ALLOC_CLASS_HOT ? HOT_SHARE : HOT_UP_SHARE) *
+				    max_measure ? MR_ALLOC_CLASS_HOT : MR_ALLOC_CLASS_COLD;
+		s->alone = alone[i];
+		if (alone[i]) {
+			s->measured_alone = true;
+		} else if (s->measured_alone || s->probed) {
+			continue;	/* entangled by objects from before: keep its class */
+		} else if (cls == MR_ALLOC_CLASS_HOT && !s->probed &&
+			   (probe == SIZE_MAX || ps->bytes > m->sites[probe].bytes)) {
+			probe = i;
+		}
+		s->cls = cls;
+	}
+	if (probe != SIZE_MAX && !c->settling) {
+		/* only if another entangled hot site shares its pages */
+		for (j = 0; j < m->nr_sites; j++)
+			if (j != probe && map_site[j] && !alone[j] &&
+			    map_site[j]->cls == MR_ALLOC_CLASS_HOT)
+				break;
+		if (j < m->nr_sites) {
+			map_site[probe]->cls = MR_ALLOC_CLASS_COLD;
+			map_site[probe]->probed = true;
+			c->settling = true;
+		}
+	} else {
+		c->settling = false;
+	}
+	for (i = 0; i < m->nr_sites; i++)
+		if (map_site[i] && map_site[i]->cls != old[i])
+			changed++;
+out:
+	free(own);
+	free(own_rate);
+	free(measure);
+	free(map_site);
+	free(old);
+	free(alone);
+	return changed;
+}
+
+/* Keep one snapshot for the next round's rates (the oldest goes when full). */
+static int keep_snapshot(struct mr_ctl_classes *c, const struct mr_mon_region *regions, size_t nr,
+			 uint32_t nr_samples, uint64_t time_us)
+{
+	struct mr_rec_snapshot *sn;
+	size_t i;
+
+	if (!c->rec.snaps) {
+		c->rec.snaps = calloc(MR_CTL_CLASSES_MAX_SNAPS, sizeof(*c->rec.snaps));
+		if (!c->rec.snaps)
+			return mr_error(-ENOMEM, "out of memory");
+	}
+	if (c->rec.nr_snaps == MR_CTL_CLASSES_MAX_SNAPS) {
+		free(c->rec.snaps[0].regions);
+		memmove(c->rec.snaps, c->rec.snaps + 1, (MR_CTL_CLASSES_MAX_SNAPS - 1) * sizeof(*sn));
+		c->rec.nr_snaps--;
+	}
+	sn = &c->rec.snaps[c->rec.nr_snaps];
+	memset(sn, 0, sizeof(*sn));
+	sn->regions = malloc((nr ? nr : 1) * sizeof(*sn->regions));
+	if (!sn->regions)
+		return mr_error(-ENOMEM, "out of memory");
+	for (i = 0; i < nr; i++) {
+		sn->regions[i].start = regions[i].start;
+		sn->regions[i].end = regions[i].end;
+		sn->regions[i].nr_accesses = regions[i].nr_accesses;
+		sn->regions[i].age = regions[i].age;
+	}
+	sn->nr_regions = nr;
+	sn->time_us = time_us;
+	sn->nr_samples = nr_samples ? nr_samples : 1;
+	c->rec.nr_snaps++;
+	return 0;
+}
+
+static void log_round(struct mr_ctl_classes *c, uint64_t time_us, const struct mr_site_map *m,
+		      size_t changed, int err)
+{
+	size_t i, nhot = 0, ncold = 0;
+
+	if (!c->log)
+		return;
+	for (i = 0; i < c->nr_sites; i++) {
+		if (c->sites[i].cls == MR_ALLOC_CLASS_HOT)
+			nhot++;
+		else if (c->sites[i].cls == MR_ALLOC_CLASS_COLD)
+			ncold++;
+	}
+	fprintf(c->log, "%s%" PRIu64 ".%03" PRIu64 " s: classes: %zu sites in the map of pid %d, "
+		"%zu hot, %zu cold, %zu changed; %s\n", c->log_prefix, time_us / 1000000,
+		time_us / 1000 % 1000, m->nr_sites, (int)c->pid, nhot, ncold, changed,
+		!changed ? "page unchanged" : err ? "page not written" : "page written");
+	for (i = 0; i < c->nr_sites; i++)
+		fprintf(c->log, "%s  site %s+0x%" PRIx64 ": %s (%s %.3f%s)\n", c->log_prefix,
+			c->sites[i].build_id, c->sites[i].offset, class_names[c->sites[i].cls],
+			c->sites[i].alone ? "measured alone" : "score", c->sites[i].score,
+			c->sites[i].probed ? ", put apart once" : "");
+	fflush(c->log);
+}
+
+int mr_ctl_classes_aggregate(struct mr_ctl_classes *c, const struct mr_mon_attrs *attrs,
+			     const struct mr_mon_region *regions, size_t nr, uint32_t nr_samples,
+			     uint64_t time_us)
+{
+	struct mr_site_map m;
+	size_t changed;
+	int err;
+
+	err = keep_snapshot(c, regions, nr, nr_samples, time_us);
+	if (err)
+		return err;
+	if (c->map_asked) {
+		/* the request of the last round: answered on the allocator's slow path */
+		err = mr_ctl_classes_map_read(c, &m);
+		if (err == -EAGAIN)
+			return mr_proc_same(c->pid, c->starttime_ticks);
+		if (err)
+			return err;
+		c->rec.hdr.attrs = *attrs;
+		c->rounds++;
+		err = mr_prof_page_rates(&c->rec, &m);
+		rec_clear(&c->rec);
+		if (!err) {
+			mr_prof_attribute(&m, MR_PROF_DEFAULT_HOT_THRESHOLD);
+			changed = mr_ctl_classes_decide(c, &m);
+			if (changed && c->apply)
+				err = mr_ctl_classes_write(c, c->sites, c->nr_sites);
+			log_round(c, time_us, &m, changed, err);
+		}
+		mr_prof_map_free(&m);
+		return err;
+	}
+	if (time_us < c->next_us)
+		return 0;
+	c->next_us = time_us + c->interval_us;
+	return mr_ctl_classes_map_request(c);
+}

@@ -1,0 +1,385 @@
+/* The allocator in the loop, live (controller/classes.c with libmemreg.so): the
+ * classes page's format round trip, the decision rule on hand-made site maps, the
+ * allocator picking up each new generation, a stale start time refused, and, end to
+ * end, the hot site's later objects packed apart from the cold site's. */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/proc.h"
+#include "common/util.h"
+#include "controller/classes.h"
+
+/* A classes page as a fresh export holds it (the allocator's header fields). */
+static struct mr_alloc_classes *new_page(void)
+{
+	struct mr_alloc_classes *c = calloc(1, MR_ALLOC_CLASSES_BYTES);
+
+	assert_non_null(c);
+	c->magic = MR_ALLOC_CLASSES_MAGIC;
+	c->version = MR_ALLOC_CLASSES_VERSION;
+	c->header_bytes = sizeof(*c);
+	c->entry_bytes = sizeof(struct mr_alloc_class_entry);
+	c->capacity = (uint32_t)((MR_ALLOC_CLASSES_BYTES - sizeof(*c)) / sizeof(c->entry[0]));
+	c->tracking = 1;
+	return c;
+}
+
+static void test_page_round_trip(void **state)
+{
+	struct mr_ctl_site_class in[3] = {
+		{ .build_id = "0123456789abcdef0123456789abcdef01234567", .offset = 0x1879,
+		  .cls = MR_ALLOC_CLASS_HOT },
+		{ .build_id = "0123456789abcdef0123456789abcdef01234567", .offset = 0x1889,
+		  .cls = MR_ALLOC_CLASS_COLD },
+		{ .build_id = "ff00", .offset = UINT64_MAX, .cls = MR_ALLOC_CLASS_NORMAL },
+	}, out[8], *many;
+	struct mr_alloc_classes *c = new_page();
+	size_t i;
+
+	(void)state;
+	assert_int_equal(c->capacity, 1362);
+	assert_int_equal(mr_ctl_classes_encode(c, in, 3), 0);
+	assert_int_equal(c->generation, 1);
+	assert_int_equal(c->seq, 2);		/* even: not being written */
+	assert_int_equal(c->count, 3);
+	assert_int_equal(c->entry[0].build_id_len, 20);
+	assert_int_equal(c->entry[2].build_id_len, 2);
+	assert_int_equal(mr_ctl_classes_decode(c, out, 8), 3);
+	for (i = 0; i < 3; i++) {
+		assert_string_equal(out[i].build_id, in[i].build_id);
+		assert_int_equal(out[i].offset, in[i].offset);
+		assert_int_equal(out[i].cls, in[i].cls);
+	}
+	/* a second write: the next generation; fewer entries */
+	assert_int_equal(mr_ctl_classes_encode(c, in + 1, 1), 0);
+	assert_int_equal(c->generation, 2);
+	assert_int_equal(c->seq, 4);
+	assert_int_equal(mr_ctl_classes_decode(c, out, 8), 1);
+	assert_int_equal(out[0].offset, 0x1889);
+	/* refused writes leave the page as it was */
+	many = calloc(c->capacity + 1, sizeof(*many));
+	assert_non_null(many);
+	for (i = 0; i <= c->capacity; i++)
+		strcpy(many[i].build_id, "abcd");
+	assert_int_equal(mr_ctl_classes_encode(c, many, c->capacity + 1), -E2BIG);
+	assert_string_equal(mr_last_error(), "1363 site classes do not fit the classes page (1362)");
+	strcpy(in[0].build_id, "xyz");
+	assert_int_equal(mr_ctl_classes_encode(c, in, 2), -EINVAL);
+	assert_string_equal(mr_last_error(), "site 0: bad build-id 'xyz'");
+	assert_int_equal(c->generation, 2);
+	assert_int_equal(c->seq, 4);
+	assert_int_equal(c->count, 1);
+	/* a writer that died inside its write left seq odd: the next one goes on */
+	c->seq = 5;
+	assert_int_equal(mr_ctl_classes_encode(c, in + 1, 2), 0);
+	assert_int_equal(c->seq, 6);
+	assert_int_equal(c->generation, 3);
+	/* a bad count is refused on reading */
+	c->count = c->capacity + 1;
+	assert_int_equal(mr_ctl_classes_decode(c, out, 8), -EINVAL);
+	free(many);
+	free(c);
+}
+
+/*
+ * Site maps for the rule. Site 1 (a, 10% of the bytes) and site 2 (b, 90%):
+ *   round 1, interleaved:  page 0x1000 [a 400|b 3600] accessed ... x 4 pages, all accessed
+ *      -> both score alike: both hot; b, the larger, entangled, is put apart (cold)
+ *   again interleaved (objects from before the change): b stays apart, nothing changes
+ *   round 2, apart:        page 0x10000 [a 4000] accessed, page 0x20000.. [b 4000] x 9, idle
+ *      -> a hot, b cold, both measured alone: nothing changes
+ */
+static const char map_mixed[] =
+	"memreg-site-map 1\npage_size 4096\npid 1\n"
+	"site 1 00112233445566778899aabbccddeeff00112233 0x1879 /prog\n"
+	"site 2 00112233445566778899aabbccddeeff00112233 0x1889 /prog\n"
+	"page 0x1000 1:400 2:3600\npage 0x2000 1:400 2:3600\n"
+	"page 0x3000 1:400 2:3600\npage 0x4000 1:400 2:3600\n";
+static const char map_apart[] =
+	"memreg-site-map 1\npage_size 4096\npid 1\n"
+	"site 1 00112233445566778899aabbccddeeff00112233 0x1879 /prog\n"
+	"site 2 00112233445566778899aabbccddeeff00112233 0x1889 /prog\n"
+	"page 0x10000 1:4000\npage 0x20000 2:4000\npage 0x21000 2:4000\npage 0x22000 2:4000\n"
+	"page 0x23000 2:4000\npage 0x24000 2:4000\npage 0x25000 2:4000\npage 0x26000 2:4000\n"
+	"page 0x27000 2:4000\npage 0x28000 2:4000\n";
+
+static void attributed(const char *text, double (*rate)(uint64_t addr), struct mr_site_map *m)
+{
+	size_t i;
+
+	assert_int_equal(mr_prof_map_parse(text, strlen(text), "map", m), 0);
+	for (i = 0; i < m->nr_pages; i++)
+		m->pages[i].rate = rate(m->pages[i].addr);
+	mr_prof_attribute(m, MR_PROF_DEFAULT_HOT_THRESHOLD);
+}
+
+static double all_accessed(uint64_t addr)
+{
+	(void)addr;
+	return 0.8;
+}
+
+static double low_accessed(uint64_t addr)
+{
+	return addr < 0x20000 ? 0.8 : 0;
+}
+
+static void test_decide(void **state)
+{
+	struct mr_ctl_classes c = { .fd = -1 };
+	struct mr_site_map m;
+
+	(void)state;
+	attributed(map_mixed, all_accessed, &m);
+	assert_int_equal(mr_ctl_classes_decide(&c, &m), 2);
+	mr_prof_map_free(&m);
+	assert_int_equal(c.nr_sites, 2);
+	assert_int_equal(c.sites[0].offset, 0x1879);
+	assert_int_equal(c.sites[0].cls, MR_ALLOC_CLASS_HOT);
+	assert_false(c.sites[0].probed);
+	assert_int_equal(c.sites[1].cls, MR_ALLOC_CLASS_COLD);
+	assert_true(c.sites[1].probed);
+	assert_true(c.settling);
+
+	/* the next map still mixed (objects from before the change): b stays apart,
+	 * a stays hot, nothing else is put apart */
+	attributed(map_mixed, all_accessed, &m);
+	assert_int_equal(mr_ctl_classes_decide(&c, &m), 0);
+	mr_prof_map_free(&m);
+	assert_int_equal(c.sites[0].cls, MR_ALLOC_CLASS_HOT);
+	assert_int_equal(c.sites[1].cls, MR_ALLOC_CLASS_COLD);
+	assert_false(c.settling);
+
+	attributed(map_apart, low_accessed, &m);
+	assert_int_equal(mr_ctl_classes_decide(&c, &m), 0);
+	assert_int_equal(c.sites[0].cls, MR_ALLOC_CLASS_HOT);
+	assert_int_equal(c.sites[1].cls, MR_ALLOC_CLASS_COLD);
+	mr_prof_map_free(&m);
+
+	/* the other truth: b hot, a cold, once apart -> they swap */
+	attributed(map_apart, all_accessed, &m);
+	m.pages[0].rate = 0;
+	mr_prof_attribute(&m, MR_PROF_DEFAULT_HOT_THRESHOLD);
+	assert_int_equal(mr_ctl_classes_decide(&c, &m), 2);
+	assert_int_equal(c.sites[0].cls, MR_ALLOC_CLASS_COLD);
+	assert_int_equal(c.sites[1].cls, MR_ALLOC_CLASS_HOT);
+	mr_prof_map_free(&m);
+	mr_ctl_classes_close(&c);
+}
+
+/* ---- with a live process under libmemreg.so ---- */
+
+struct child {
+	pid_t pid;
+	FILE *out;
+	uint64_t site_a, site_b;	/* function offsets in the program */
+};
+
+static int start_child(struct child *ch, const char *dur, bool track)
+{
+	const char *top = getenv("top_builddir");
+	char lib[4096], prog[4096], line[256];
+	int fds[2];
+
+	if (!top)
+		top = ".";
+	snprintf(lib, sizeof(lib), "%s/.libs/libmemreg.so", top);
+	snprintf(prog, sizeof(prog), "%s/tests/lab/progs/mr-live-sites", top);
+	if (access(lib, R_OK) || access(prog, X_OK))
+		return -1;
+	assert_int_equal(pipe(fds), 0);
+	ch->pid = fork();
+	assert_true(ch->pid >= 0);
+	if (ch->pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		setenv("LD_PRELOAD", lib, 1);
+		setenv("MEMREG_EXPORT_STATS", "1", 1);
+		setenv("MEMREG_REGION_SIZE", "1M", 1);
+		if (track)
+			setenv("MEMREG_TRACK_SITES", "1", 1);
+		execl(prog, prog, "-d", dur, "-l", "300", "-m", "4", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	ch->out = fdopen(fds[0], "r");
+	assert_non_null(ch->out);
+	assert_non_null(fgets(line, sizeof(line), ch->out));
+	assert_int_equal(sscanf(line, "sites a=0x%" SCNx64 " b=0x%" SCNx64, &ch->site_a,
+				&ch->site_b), 2);
+	assert_non_null(fgets(line, sizeof(line), ch->out));
+	assert_memory_equal(line, "ready ", 6);
+	return 0;
+}
+
+/* SIGTERM (@term) or its own end, then the hot-set inflation it printed. */
+static double stop_child(struct child *ch, bool term)
+{
+	char line[256];
+	double infl = -1;
+	int ws;
+
+	if (term)
+		kill(ch->pid, SIGTERM);
+	while (fgets(line, sizeof(line), ch->out))
+		if (strstr(line, "inflation="))
+			infl = strtod(strstr(line, "inflation=") + 10, NULL);
+	fclose(ch->out);
+	assert_int_equal(waitpid(ch->pid, &ws, 0), ch->pid);
+	assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+	return infl;
+}
+
+/* Wait (30 s at most: a liveness bound, not a timing claim) for @done. */
+static bool wait_for(bool (*done)(struct mr_ctl_classes *c), struct mr_ctl_classes *c)
+{
+	int i;
+
+	for (i = 0; i < 3000; i++) {
+		if (done(c))
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+static bool applied(struct mr_ctl_classes *c)
+{
+	return __atomic_load_n(&c->page->applied_generation, __ATOMIC_ACQUIRE) ==
+	       c->page->generation;
+}
+
+static struct mr_site_map got_map;
+
+static bool map_ready(struct mr_ctl_classes *c)
+{
+	int err = mr_ctl_classes_map_read(c, &got_map);
+
+	if (err == -EAGAIN)
+		return false;
+	assert_int_equal(err, 0);
+	return true;
+}
+
+static void test_live_generation(void **state)
+{
+	struct mr_ctl_classes c = { .fd = -1, .apply = true };
+	struct mr_ctl_site_class sites[2] = { { .cls = MR_ALLOC_CLASS_HOT },
+					      { .cls = MR_ALLOC_CLASS_COLD } };
+	struct child ch;
+	size_t i, found = 0;
+	int tries;
+	double before, after;
+
+	(void)state;
+	/* without classes: the hot objects are spread over ~every page */
+	if (start_child(&ch, "1", true))
+		skip();
+	before = stop_child(&ch, false);
+	assert_true(before > 3);
+
+	assert_int_equal(start_child(&ch, "600", true), 0);
+	assert_int_equal(mr_ctl_classes_open(&c, ch.pid, 0), 0);
+	/* the map answers the first allocation after the request: until the loop's
+	 * two sites have objects in it, ask again */
+	for (tries = 0; tries < 100 && found != 3; tries++) {
+		usleep(100000);
+		assert_int_equal(mr_ctl_classes_map_request(&c), 0);
+		assert_true(wait_for(map_ready, &c));
+		assert_int_equal(got_map.pid, ch.pid);
+		for (i = 0; i < got_map.nr_sites; i++) {
+			const struct mr_prof_site *s = &got_map.sites[i];
+			int k = s->offset - ch.site_a < 16 ? 0 : s->offset - ch.site_b < 16 ? 1 : -1;
+
+			if (k < 0 || strcmp(s->module, "(main program)") != 0 || !s->bytes)
+				continue;
+			strcpy(sites[k].build_id, s->build_id);
+			sites[k].offset = s->offset;
+			found |= 1u << k;
+		}
+		mr_prof_map_free(&got_map);
+	}
+	assert_int_equal(found, 3);
+
+	assert_int_equal(mr_ctl_classes_write(&c, sites, 2), 0);
+	assert_int_equal(c.page->generation, 1);
+	assert_true(wait_for(applied, &c));
+	assert_int_equal(c.page->applied_sites, 2);
+	/* a second generation is picked up too */
+	assert_int_equal(mr_ctl_classes_write(&c, sites, 2), 0);
+	assert_int_equal(c.page->generation, 2);
+	assert_true(wait_for(applied, &c));
+	assert_int_equal(c.page->applied_generation, 2);
+	/* every object live from now on was born after the classes (lifetime 300 ms) */
+	usleep(1000000);
+	mr_ctl_classes_close(&c);
+	after = stop_child(&ch, true);
+	print_message("hot-set inflation: %.2f without classes, %.2f with\n", before, after);
+	/* packed: hot slabs of their own (holes left by frees keep it above 1) */
+	assert_true(after <= 2.0);
+}
+
+static void test_stale_starttime(void **state)
+{
+	struct mr_ctl_classes c = { .fd = -1, .apply = true };
+	struct mr_ctl_site_class one = { .build_id = "abcd", .cls = MR_ALLOC_CLASS_HOT };
+	struct child ch;
+	uint64_t start;
+	char want[160];
+
+	(void)state;
+	if (start_child(&ch, "600", true))
+		skip();
+	assert_int_equal(mr_proc_starttime(ch.pid, &start), 0);
+	/* a pid that is another process now: refused at open and at each write */
+	assert_int_equal(mr_ctl_classes_open(&c, ch.pid, start + 1), -ESRCH);
+	snprintf(want, sizeof(want), "pid %d is another process now (started at tick %" PRIu64
+		 ", not %" PRIu64 ")", (int)ch.pid, start, start + 1);
+	assert_string_equal(mr_last_error(), want);
+	assert_int_equal(mr_ctl_classes_open(&c, ch.pid, start), 0);
+	c.starttime_ticks = start + 1;
+	assert_int_equal(mr_ctl_classes_write(&c, &one, 1), -ESRCH);
+	assert_string_equal(mr_last_error(), want);
+	assert_int_equal(mr_ctl_classes_map_request(&c), -ESRCH);
+	assert_int_equal(c.page->generation, 0);
+	assert_int_equal(c.page->map_request, 0);
+	/* and without consent, nothing is written either */
+	c.starttime_ticks = start;
+	c.apply = false;
+	assert_int_equal(mr_ctl_classes_write(&c, &one, 1), -EPERM);
+	assert_int_equal(c.page->generation, 0);
+	mr_ctl_classes_close(&c);
+	stop_child(&ch, true);
+
+	/* a process that does not track sites has a page it never reads: refused */
+	assert_int_equal(start_child(&ch, "600", false), 0);
+	assert_int_equal(mr_ctl_classes_open(&c, ch.pid, 0), -EOPNOTSUPP);
+	stop_child(&ch, true);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_page_round_trip),
+		cmocka_unit_test(test_decide),
+		cmocka_unit_test(test_live_generation),
+		cmocka_unit_test(test_stale_starttime),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
