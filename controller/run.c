@@ -1078,6 +1078,14 @@ json_object *mr_ctl_run_status_json(const struct mr_ctl_run *run)
 
 	json_object_object_add(j, "version", json_object_new_int(STATUS_VERSION));
 	json_object_object_add(j, "pid", json_object_new_int((int)getpid()));
+	{	/* with pid, what tells a running memregd from a stale file (evacuate) */
+		char boot[64];
+
+		if (mr_root_read_str("/proc/sys/kernel/random/boot_id", boot, sizeof(boot)))
+			boot[0] = '\0';
+		mr_clear_error();
+		json_object_object_add(j, "boot_id", json_object_new_string(boot));
+	}
 	json_object_object_add(j, "running", json_object_new_boolean(!run->finished));
 	json_object_object_add(j, "started_unix", json_object_new_uint64(run->started_unix));
 	json_object_object_add(j, "engine", json_object_new_string(run->engine_name ?

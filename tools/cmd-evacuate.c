@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,7 @@
 #include "regions/placement.h"
 #include "tools/cli.h"
 
-/* The file memregd will write while it runs (key=value lines: pid, boot_id, and
- * regions, the comma-separated ids of the regions it acts on). */
+/* memregd's status file (JSON, controller/run.c's mr_ctl_run_status_json). */
 #define MEMREGD_STATUS "/run/memreg/memregd.status"
 
 static void usage(FILE *f)
@@ -86,16 +86,21 @@ static int set_state(uint64_t block, const char *state, uint64_t deadline_ns, vo
 }
 
 /*
- * memregd's targets: a region in @plan's selection that a running memregd (the status
- * file's pid alive, its boot id this boot's) acts on is refused. No file, no memregd.
+ * memregd's targets: a region in @plan's selection that a running memregd acts on
+ * (its status file, the JSON controller/run.c writes: pid alive, running, boot_id
+ * this boot's, targeted_regions) is refused. No file, no memregd; a stale one (the
+ * pid gone, another boot, a run that ended) is ignored.
  */
 static int check_memregd(const struct mr_plan *plan)
 {
-	char *data = NULL, *line, *save = NULL, regions[1024] = "", boot[64] = "", now[64] = "";
+	json_object *j, *v, *regions = NULL;
+	char *data = NULL, now[64] = "";
+	const char *boot = "";
 	size_t len;
 	long pid = 0;
+	bool running = false;
 	unsigned i;
-	int ret = mr_root_read_file(MEMREGD_STATUS, 1u << 16, &data, &len);
+	int ret = mr_root_read_file(MEMREGD_STATUS, 1u << 20, &data, &len);
 
 	if (ret == -ENOENT) {
 		mr_clear_error();
@@ -103,34 +108,45 @@ static int check_memregd(const struct mr_plan *plan)
 	}
 	if (ret)
 		return ret;
-	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (strncmp(line, "pid=", 4) == 0)
-			pid = strtol(line + 4, NULL, 10);
-		else if (strncmp(line, "boot_id=", 8) == 0)
-			snprintf(boot, sizeof(boot), "%s", line + 8);
-		else if (strncmp(line, "regions=", 8) == 0)
-			snprintf(regions, sizeof(regions), ",%s,", line + 8);
-	}
+	j = json_tokener_parse(data);
 	free(data);
+	if (!j || !json_object_is_type(j, json_type_object)) {
+		json_object_put(j);
+		return mr_error(-EINVAL, "%s: not memregd's status (JSON): remove it if no "
+				"memregd runs", MEMREGD_STATUS);
+	}
+	if (json_object_object_get_ex(j, "pid", &v))
+		pid = (long)json_object_get_int64(v);
+	if (json_object_object_get_ex(j, "running", &v))
+		running = json_object_get_boolean(v);
+	if (json_object_object_get_ex(j, "boot_id", &v) && json_object_is_type(v, json_type_string))
+		boot = json_object_get_string(v);
+	json_object_object_get_ex(j, "targeted_regions", &regions);
 	if (mr_root_read_str("/proc/sys/kernel/random/boot_id", now, sizeof(now)))
 		now[0] = '\0';
 	mr_clear_error();
-	if (pid <= 0 || strcmp(boot, now) != 0 || !mr_proc_alive((pid_t)pid)) {
+	if (pid <= 0 || !running || strcmp(boot, now) != 0 || !mr_proc_alive((pid_t)pid)) {
 		mr_clear_error();
+		json_object_put(j);
 		return 0;	/* a stale file: memregd is not running */
 	}
 	for (i = 0; i < plan->nr_regions; i++) {
-		char id[24];
+		size_t k;
 
 		if (!plan->regions[i].order)
 			continue;
-		snprintf(id, sizeof(id), ",%u,", plan->regions[i].id);
-		if (strstr(regions, id))
+		for (k = 0; regions && k < json_object_array_length(regions); k++) {
+			if (json_object_get_int(json_object_array_get_idx(regions, k)) !=
+			    (int)plan->regions[i].id)
+				continue;
+			json_object_put(j);
 			return mr_error(-EBUSY, "region %u is one memregd (pid %ld) acts on (%s): "
 					"refusing to evacuate it; stop memregd or drop the region "
 					"from its configuration", plan->regions[i].id, pid,
 					MEMREGD_STATUS);
+		}
 	}
+	json_object_put(j);
 	return 0;
 }
 

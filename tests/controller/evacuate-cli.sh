@@ -54,14 +54,33 @@ expect 1 "" "memregctl: refusing to evacuate memory under fixture root $root" \
 expect 0 "plan $id: would bring back 0 blocks:${nl}nothing changed: pass --apply to do it" "" \
 	"$ctl" evacuate --undo "$tmp/p.plan" --root "$root"
 
-# memregd acts on region 1: refused while its pid lives in this boot.
+# memregd acts on region 1: refused while its pid lives in this boot. The status file
+# is written by the controller's own writer (control --status-file, a replayed run
+# whose migrate_cold targets node 1, so region 1 is targeted); only its pid is then
+# made a live one of the fixture (4242), the rest is as the writer wrote it.
 mkdir -p "$root/run/memreg" "$root/proc/4242"
 echo "4242 (memregd) S 1 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 100 0 0" >"$root/proc/4242/stat"
-printf 'pid=4242\nboot_id=%s\nregions=3,1\n' $boot >"$root/run/memreg/memregd.status"
+"$b/tests/controller/mk-ctl-record" "$tmp/ctl.rec" || fail "mk-ctl-record"
+"$ctl" control --root "$root" --replay "$tmp/ctl.rec" --scheme '4K max 0 0 30s max migrate_cold 1' \
+	--status-file "$tmp/st.json" >/dev/null || fail "control --status-file"
+python3 - "$tmp/st.json" "$root/run/memreg/memregd.status" "$boot" <<'PY' || fail "the status file"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["boot_id"] == sys.argv[3] and 1 in j["targeted_regions"], j
+j["pid"], j["running"] = 4242, True	# as it reads while memregd runs
+json.dump(j, open(sys.argv[2], "w"))
+PY
 expect 1 "" "memregctl: region 1 is one memregd (pid 4242) acts on (/run/memreg/memregd.status): refusing to evacuate it; stop memregd or drop the region from its configuration" \
 	"$ctl" evacuate "$tmp/p.plan" --root "$root"
-printf 'pid=4242\nboot_id=0-earlier\nregions=1\n' >"$root/run/memreg/memregd.status"
+# an earlier boot's file, a run that ended, garbage: not a running memregd (or said)
+sed 's/"boot_id": *"[^"]*"/"boot_id":"0-earlier"/' "$root/run/memreg/memregd.status" >"$tmp/s2"
+cp "$tmp/s2" "$root/run/memreg/memregd.status"
 expect 0 "$dry" "" "$ctl" evacuate "$tmp/p.plan" --root "$root"
+python3 -c "import json,sys; j=json.load(open('$tmp/st.json')); j['pid']=4242; json.dump(j, open('$root/run/memreg/memregd.status','w'))"
+expect 0 "$dry" "" "$ctl" evacuate "$tmp/p.plan" --root "$root"
+echo 'pid=4242' >"$root/run/memreg/memregd.status"
+expect 1 "" "memregctl: /run/memreg/memregd.status: not memregd's status (JSON): remove it if no memregd runs" \
+	"$ctl" evacuate "$tmp/p.plan" --root "$root"
 rm -r "$root/run/memreg" "$root/proc/4242"
 
 # Another boot; another version.
