@@ -17,6 +17,7 @@
 #include "allocator/stats-format.h"
 #include "common/root.h"
 #include "common/util.h"
+#include "controller/classes.h"
 #include "tools/cli.h"
 
 static void usage(FILE *f)
@@ -44,40 +45,6 @@ static const char *state_name(const struct mr_alloc_stats_region *r)
 	if (r->flags & MR_ALLOC_REGION_PURGED)
 		return "empty";
 	return r->flags & MR_ALLOC_REGION_PENDING ? "decaying" : "free";
-}
-
-/* "/proc/PID/fd/N" of the process's stats memfd, or -ENOENT. */
-static int find_export(uint64_t pid, char *path, size_t len)
-{
-	char dir[64], want[64], host[4096], target[256];
-	struct dirent *d;
-	DIR *dh;
-	int rc = -ENOENT;
-
-	snprintf(dir, sizeof(dir), "/proc/%" PRIu64 "/fd", pid);
-	snprintf(want, sizeof(want), MR_ALLOC_STATS_MEMFD_FMT, (long)pid);
-	dh = mr_root_opendir(dir);
-	if (!dh)
-		return errno == EACCES ? mr_error(-EACCES, "%s: permission denied", dir) : -ENOENT;
-	while ((d = readdir(dh))) {
-		ssize_t n;
-
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, len, "%s/%s", dir, d->d_name);
-		if (mr_root_path(host, sizeof(host), path))
-			continue;
-		n = readlink(host, target, sizeof(target) - 1);
-		if (n <= 0)
-			continue;
-		target[n] = '\0';
-		if (strcmp(target, want) == 0) {
-			rc = 0;
-			break;
-		}
-	}
-	closedir(dh);
-	return rc;
 }
 
 /* Read the file and take a consistent copy (the writer's seq is even and unchanged). */
@@ -235,8 +202,8 @@ int mr_cmd_alloc_stats(int argc, char **argv)
 			return mr_cli_usage(argv[0], "expected one PID");
 		if (mr_parse_u64(argv[optind], &pid) || pid == 0 || pid > INT32_MAX)
 			return mr_cli_usage(argv[0], "'%s' is not a process id", argv[optind]);
-		rc = find_export(pid, path, sizeof(path));
-		if (rc == -ENOENT)
+		rc = mr_alloc_export_find((pid_t)pid, path, sizeof(path));
+		if (rc == -ENOENT || rc == -ESRCH)
 			return mr_cli_fail("process %" PRIu64 ": no libmemreg stats: is it running "
 					   "under libmemreg.so with MEMREG_EXPORT_STATS=1?", pid);
 		if (rc == 0)
