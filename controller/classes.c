@@ -361,8 +361,8 @@ static struct mr_ctl_site_class *site_add(struct mr_ctl_classes *c, const char *
  * Per site of the map, its measure: the mean access rate of the pages it has to
  * itself when most of its bytes are on such pages (it is measured alone), else its
  * attribution score (monitor/profile.c). Hot when the measure is at least HOT_SHARE
- * (HOT_UP_SHARE for a site not hot now) of the highest one, and MIN_HOT_SCORE; else
- * cold.
+ * (HOT_UP_SHARE for a site not hot now) of the highest one (of the sites measured
+ * alone, for a site measured alone), and MIN_HOT_SCORE; else cold.
  * Objects of sites interleaved in allocation order share every page: the attribution
  * then gives them all the pages' rate, whatever their own accesses (they are
  * entangled). A site once measured alone, or put apart, keeps its class while
@@ -373,7 +373,7 @@ static struct mr_ctl_site_class *site_add(struct mr_ctl_classes *c, const char *
  */
 size_t mr_ctl_classes_decide(struct mr_ctl_classes *c, const struct mr_site_map *m)
 {
-	double max_measure = 0, *own, *own_rate, *measure;
+	double max_measure = 0, max_alone = 0, *own, *own_rate, *measure;
 	struct mr_ctl_site_class **map_site;
 	enum mr_alloc_class *old;
 	size_t i, j, nr = m->nr_sites ? m->nr_sites : 1, changed = 0, probe = SIZE_MAX;
@@ -402,7 +402,13 @@ size_t mr_ctl_classes_decide(struct mr_ctl_classes *c, const struct mr_site_map 
 		measure[i] = alone[i] ? own_rate[i] / own[i] : ps->score;
 		if (ps->build_id[0] && ps->bytes && measure[i] > max_measure)
 			max_measure = measure[i];
+		if (ps->build_id[0] && ps->bytes && alone[i] && measure[i] > max_alone)
+			max_alone = measure[i];
 	}
+	/* An entangled site's score is its page-mates' rate as much as its own: it
+	 * never sets the bar for sites measured alone (a lab run lost its one hot site,
+	 * measured alone at 0.46, to an entangled neighbour's 1.00 score). Entangled
+	 * sites are held to the highest measure of all. */
 	for (i = 0; i < m->nr_sites; i++) {
 		const struct mr_prof_site *ps = &m->sites[i];
 		struct mr_ctl_site_class *s;
@@ -418,7 +424,8 @@ size_t mr_ctl_classes_decide(struct mr_ctl_classes *c, const struct mr_site_map 
 		s->score = measure[i];
 		cls = ps->accessed_pages && measure[i] >= MIN_HOT_SCORE &&
 		      measure[i] >= (s->cls == MR_ALLOC_CLASS_HOT ? HOT_SHARE : HOT_UP_SHARE) *
-				    max_measure ? MR_ALLOC_CLASS_HOT : MR_ALLOC_CLASS_COLD;
+				    (alone[i] ? max_alone : max_measure) ?
+		      MR_ALLOC_CLASS_HOT : MR_ALLOC_CLASS_COLD;
 		s->alone = alone[i];
 		if (alone[i]) {
 			s->measured_alone = true;

@@ -181,6 +181,42 @@ static void test_decide(void **state)
 	mr_ctl_classes_close(&c);
 }
 
+/* Site 1 measured alone (its own page, 0x10000); sites 3 and 4 share two pages,
+ * entangled. The pages' rates are set per test. */
+static const char map_bar[] =
+	"memreg-site-map 1\npage_size 4096\npid 1\n"
+	"site 1 00112233445566778899aabbccddeeff00112233 0x1879 /prog\n"
+	"site 3 00112233445566778899aabbccddeeff00112233 0x1919 /prog\n"
+	"site 4 00112233445566778899aabbccddeeff00112233 0x1929 /prog\n"
+	"page 0x10000 1:4000\npage 0x30000 3:2000 4:2000\npage 0x31000 3:2000 4:2000\n";
+
+static double bar_rates(uint64_t addr)
+{
+	return addr < 0x30000 ? 0.46 : 1.0;
+}
+
+/* A hot site measured alone keeps its class against an entangled neighbour's
+ * higher score (its page-mates' rate): the bar for a site measured alone is the
+ * highest measure of the sites measured alone (a lab run lost its hot site so). */
+static void test_decide_entangled_bar(void **state)
+{
+	struct mr_ctl_classes c = { .fd = -1 };
+	struct mr_site_map m;
+
+	(void)state;
+	attributed(map_apart, low_accessed, &m);	/* site 1 alone and hot */
+	mr_ctl_classes_decide(&c, &m);
+	mr_prof_map_free(&m);
+	assert_int_equal(c.sites[0].cls, MR_ALLOC_CLASS_HOT);
+	attributed(map_bar, bar_rates, &m);
+	mr_ctl_classes_decide(&c, &m);
+	mr_prof_map_free(&m);
+	assert_int_equal(c.sites[0].offset, 0x1879);
+	assert_true(c.sites[0].alone);
+	assert_int_equal(c.sites[0].cls, MR_ALLOC_CLASS_HOT);
+	mr_ctl_classes_close(&c);
+}
+
 /* ---- with a live process under libmemreg.so ---- */
 
 struct child {
@@ -377,6 +413,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_page_round_trip),
 		cmocka_unit_test(test_decide),
+		cmocka_unit_test(test_decide_entangled_bar),
 		cmocka_unit_test(test_live_generation),
 		cmocka_unit_test(test_stale_starttime),
 	};
