@@ -3,7 +3,7 @@
 # the export or without site tracking), and the loop's plumbing on a command memreg
 # starts under libmemreg.so with the refs backend (clear_refs of our own child): site
 # maps read and classes pages written. How well the classes pack is measured by
-# tests/controller/test-classes (here) and the lab's 70-live-classes.sh (DAMON).
+# tests/controller/test-classes (here) and bench/lab-live-classes.sh (the lab, DAMON).
 . "$top_srcdir/tests/alloc/preload.sh"
 CTL="$top_builddir/tools/memregctl"
 PROG="$top_builddir/tests/lab/progs/mr-live-sites"

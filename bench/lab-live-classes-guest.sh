@@ -7,7 +7,12 @@
 # to the sites and writes the classes page. The hot-set inflation of the objects
 # live at the end: <= 1.5 with the controller; the run without it is printed beside
 # (about 9-10: every hot object on a page of its own among cold ones).
-. /lab/tests/lib
+# Run by bench/lab-live-classes.sh in the VM lab (scripts/lab -- sh -c ...): a
+# benchmark with a goal, not a check: the classification rule does not meet the
+# goal reliably yet (docs/controller.md, "The allocator in the loop").
+fail() { echo "FAIL: $*"; exit 1; }
+skip() { echo "SKIP: $*"; exit 77; }
+admin=/sys/kernel/mm/damon/admin/kdamonds
 [ -e $admin/nr_kdamonds ] || skip "no DAMON sysfs in this kernel"
 [ "$(cat $admin/nr_kdamonds)" = 0 ] || skip "DAMON in use before the test"
 lib=/usr/lib/libmemreg.so
