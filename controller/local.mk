@@ -119,7 +119,7 @@ if ENABLE_TESTS
 noinst_PROGRAMS += tests/lab/progs/mr-hotcold
 tests_lab_progs_mr_hotcold_SOURCES = tests/lab/progs/mr-hotcold.c
 tests_lab_progs_mr_hotcold_LDADD = libmrcommon.la $(NUMA_LIBS)
-# The live allocator loop's workload (70-live-classes.sh, tests/controller/test-classes).
+# The live allocator loop's workload (bench/lab-live-classes.sh, tests/controller/test-classes).
 noinst_PROGRAMS += tests/lab/progs/mr-live-sites
 tests_lab_progs_mr_live_sites_SOURCES = tests/lab/progs/mr-live-sites.c
 endif
