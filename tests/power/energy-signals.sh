@@ -30,7 +30,10 @@ forwarded() {
 	( "$@" "$MEMREGCTL" energy --root "$M" -o "$d/report" -- \
 		sh -c 'echo $$ > "$0"; exec sleep 1000' "$d/cmd" &
 	  echo $! > "$d/energy"; wait $!; echo $? > "$d/status" ) &
-	if ! wait_file "$d/cmd"; then
+	# energy's pid is written by the subshell after it started energy, which may be
+	# after the command wrote its own (a loaded CI run read an empty file and sent
+	# the signal nowhere): wait for both.
+	if ! wait_file "$d/cmd" || ! wait_file "$d/energy"; then
 		fail "$sig: the command did not start within $WAIT_S s"
 		return
 	fi
