@@ -57,7 +57,13 @@ forwarded() {
 		"^note: SIG$sig sent to memregctl was passed on to the command$" "$d/report"
 }
 forwarded TERM 143
-forwarded HUP 129
+# Under nohup (a CI started that way) SIGHUP arrives ignored, and energy leaves it so,
+# as nohup wants: give energy the default disposition for the HUP case.
+if env --default-signal=HUP true 2> /dev/null; then
+	forwarded HUP 129 env --default-signal=HUP
+else
+	forwarded HUP 129
+fi
 # A shell starts background jobs with SIGINT ignored (then energy leaves it so, as
 # nohup wants): give energy the default disposition.
 if env --default-signal=INT true 2> /dev/null; then
