@@ -1207,6 +1207,29 @@ out:
 }
 
 /* The file beside the state file. */
+/* Write @text to the host file @path whole: a temporary beside it, then a rename, so
+ * a reader sees the old file or the new one (the marker and the move rate). */
+static int write_whole(const char *path, const char *text)
+{
+	char tmp[4500];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return mr_error(-errno, "%s: %s", tmp, strerror(errno));
+	fputs(text, f);
+	if (fflush(f) || ferror(f)) {
+		fclose(f);
+		unlink(tmp);
+		return mr_error(-EIO, "%s: write failed", tmp);
+	}
+	fclose(f);
+	if (rename(tmp, path))
+		return mr_error(-errno, "%s: %s", path, strerror(errno));
+	return 0;
+}
+
 static const char *rate_path(char *buf, size_t len)
 {
 	char *slash;
@@ -1229,10 +1252,10 @@ static const char *evac_linux_path(char *buf, size_t len)
 
 int mr_plan_evacuation_begin(const struct mr_plan *plan, const unsigned *idx, unsigned n)
 {
-	char lpath[4200], path[4400], tmp[4500], boot[48];
+	char lpath[4200], path[4400], boot[48], text[512 + MR_PLAN_EVAC_MAX_REGIONS * 12];
 	uint64_t start = 0;
 	unsigned i;
-	FILE *f;
+	size_t len;
 	int ret;
 
 	if ((ret = mr_root_may_change("record a running evacuation", true)))
@@ -1242,24 +1265,14 @@ int mr_plan_evacuation_begin(const struct mr_plan *plan, const unsigned *idx, un
 	read_boot_id(boot, sizeof(boot));
 	if ((ret = mr_root_path(path, sizeof(path), evac_linux_path(lpath, sizeof(lpath)))))
 		return ret;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f)
-		return mr_error(-errno, "%s: %s", tmp, strerror(errno));
-	fprintf(f, "pid=%ld\nstart=%" PRIu64 "\nboot_id=%s\nplan=%s\nregions=", (long)getpid(),
-		start, boot, plan->id);
-	for (i = 0; i < n && i < MR_PLAN_EVAC_MAX_REGIONS; i++)
-		fprintf(f, "%s%u", i ? "," : "", plan->regions[idx[i]].id);
-	fputc('\n', f);
-	if (fflush(f) || ferror(f)) {
-		fclose(f);
-		unlink(tmp);
-		return mr_error(-EIO, "%s: write failed", tmp);
-	}
-	fclose(f);
-	if (rename(tmp, path))
-		return mr_error(-errno, "%s: %s", path, strerror(errno));
-	return 0;
+	len = (size_t)snprintf(text, sizeof(text), "pid=%ld\nstart=%" PRIu64 "\nboot_id=%s\n"
+			       "plan=%s\nregions=", (long)getpid(), start, boot, plan->id);
+	for (i = 0; i < n && i < MR_PLAN_EVAC_MAX_REGIONS && len < sizeof(text); i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%u", i ? "," : "",
+					plan->regions[idx[i]].id);
+	if (len < sizeof(text))
+		snprintf(text + len, sizeof(text) - len, "\n");
+	return write_whole(path, text);
 }
 
 void mr_plan_evacuation_end(void)
@@ -1337,8 +1350,7 @@ bool mr_plan_evacuation_has(const struct mr_plan_evacuation *ev, unsigned region
 
 int mr_plan_rate_save(uint64_t bytes, uint64_t elapsed_ns)
 {
-	char path[4400], tmp[4500], boot[48];
-	FILE *f;
+	char path[4400], boot[48], text[160];
 	int ret;
 
 	if ((ret = mr_root_may_change("record the move rate", true)))
@@ -1347,21 +1359,9 @@ int mr_plan_rate_save(uint64_t bytes, uint64_t elapsed_ns)
 		return 0;
 	read_boot_id(boot, sizeof(boot));
 	rate_path(path, sizeof(path));
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f)
-		return mr_error(-errno, "%s: %s", tmp, strerror(errno));
-	fprintf(f, "boot=%s bytes=%" PRIu64 " ns=%" PRIu64 " time=%" PRIu64 "\n", boot, bytes,
-		elapsed_ns, (uint64_t)time(NULL));
-	if (fflush(f) || ferror(f)) {
-		fclose(f);
-		unlink(tmp);
-		return mr_error(-EIO, "%s: write failed", tmp);
-	}
-	fclose(f);
-	if (rename(tmp, path))
-		return mr_error(-errno, "%s: %s", path, strerror(errno));
-	return 0;
+	snprintf(text, sizeof(text), "boot=%s bytes=%" PRIu64 " ns=%" PRIu64 " time=%" PRIu64 "\n",
+		 boot, bytes, elapsed_ns, (uint64_t)time(NULL));
+	return write_whole(path, text);
 }
 
 int mr_plan_rate_load(uint64_t *rate_bytes_per_s, char *from_text, size_t len)
