@@ -87,6 +87,57 @@ static void print_interval(FILE *f, const char *cfg, const char *row,
 }
 
 /*
+ * Where a DRAM counter measured the energy (RAPL through powercap, perf or the MSRs)
+ * and a physical record gave the model its residency (--phys), each configuration's
+ * measured difference against the first, with its interval, beside the model's
+ * prediction for the same runs: the check of the model that a server with RAPL allows.
+ * Nothing without a counter (the energy table then says "model") or without --phys.
+ */
+static void print_energy_vs_model(FILE *f, const struct mr_bench *b)
+{
+	unsigned ci, wi;
+
+	if (energy_modelled(b) || !metric_present(b, MR_BENCH_ENERGY_J))
+		return;
+	if (!metric_present(b, MR_BENCH_MODEL_ENERGY_J)) {
+		fprintf(f, "DRAM energy measured by %s; no model prediction beside it: the "
+			"model needs the residency of a physical record (--phys)\n\n",
+			b->energy_source);
+		return;
+	}
+	fprintf(f, "DRAM energy against %s, measured (%s) and as the model predicts it:\n",
+		b->configs[0].name, b->energy_source);
+	for (ci = 1; ci < b->nr_configs; ci++)
+		for (wi = 0; wi <= b->nr_workloads; wi++) {
+			const char *row = wi < b->nr_workloads ? b->workloads[wi].name : "total";
+			struct mr_bench_summary base, s, mbase, ms;
+			struct mr_bench_overhead o, mo;
+			char measured[96], model[96];
+
+			mr_bench_summary_of(b, wi, 0, MR_BENCH_ENERGY_J, &base);
+			mr_bench_summary_of(b, wi, ci, MR_BENCH_ENERGY_J, &s);
+			mr_bench_summary_of(b, wi, 0, MR_BENCH_MODEL_ENERGY_J, &mbase);
+			mr_bench_summary_of(b, wi, ci, MR_BENCH_MODEL_ENERGY_J, &ms);
+			if (mr_bench_overhead(&base, &s, &o))
+				snprintf(measured, sizeof(measured), "no data");
+			else if (!o.has_interval)
+				snprintf(measured, sizeof(measured), "%+.2f%% (no interval)", o.pct);
+			else
+				snprintf(measured, sizeof(measured), "%+.2f%% [%+.2f%%, %+.2f%%]%s",
+					 o.pct, o.lo_pct, o.hi_pct,
+					 o.distinguishable ? "" : " not distinguishable");
+			if (mr_bench_overhead(&mbase, &ms, &mo))
+				snprintf(model, sizeof(model), "no data");
+			else
+				snprintf(model, sizeof(model), "%+.2f%%", mo.pct);
+			fprintf(f, "  %s %s: measured %s; model %s\n", b->configs[ci].name, row,
+				measured, model);
+		}
+	mr_clear_error();
+	fprintf(f, "\n");
+}
+
+/*
  * Which regions held the workload's data, per workload and configuration: each
  * measured run's set (the last sample before it ended), the same sets counted once:
  *   regions holding the data (region ids; runs)
@@ -251,6 +302,7 @@ void mr_bench_print_tables(FILE *f, const struct mr_bench *b)
 			}
 		fprintf(f, "\n");
 	}
+	print_energy_vs_model(f, b);
 	print_regions_held(f, b);
 	print_access(f, b);
 	if (b->nr_notes) {

@@ -137,6 +137,57 @@ static void test_kernbench_block(void **state)
 	mr_bench_free(&b);
 }
 
+/*
+ * With a DRAM counter (powercap) and a physical record, the measured energy difference
+ * beside the model's. Per round, workload a: orig 100 102 98 (mean 100, sd 2), alloc
+ * 90 92 88 (mean 90, sd 2): -10%; Welch se = sqrt(4/3 + 4/3) = 1.63299, df = 4,
+ * half = 2.776445 * 1.63299 = 4.53391 -> [-14.53%, -5.47%]. Workload b twice a's
+ * numbers, the total three times: the same percentages. Model: orig 50, alloc 46
+ * every run (b and total scaled alike): -8.00%.
+ */
+static void test_energy_vs_model(void **state)
+{
+	static const double orig[3] = { 100, 102, 98 }, alloc[3] = { 90, 92, 88 };
+	struct mr_bench b;
+	unsigned k;
+	char *t;
+
+	(void)state;
+	fill(&b);
+	snprintf(b.energy_source, sizeof(b.energy_source), "powercap");
+	for (k = 0; k < b.nr_runs; k++) {
+		struct mr_bench_run *r = &b.run[k];
+		double scale = r->workload + 1;
+
+		r->m[MR_BENCH_ENERGY_J] = scale * (r->config ? alloc : orig)[r->round];
+		r->m[MR_BENCH_MODEL_ENERGY_J] = scale * (r->config ? 46 : 50);
+	}
+	t = capture(mr_bench_print_tables, &b);
+	assert_has_line(t, "DRAM energy against orig, measured (powercap) and as the model "
+			"predicts it:");
+	assert_has_line(t, "  alloc a: measured -10.00% [-14.53%, -5.47%]; model -8.00%");
+	assert_has_line(t, "  alloc b: measured -10.00% [-14.53%, -5.47%]; model -8.00%");
+	assert_has_line(t, "  alloc total: measured -10.00% [-14.53%, -5.47%]; model -8.00%");
+	free(t);
+
+	/* a counter but no physical record: said, no model column */
+	for (k = 0; k < b.nr_runs; k++)
+		b.run[k].m[MR_BENCH_MODEL_ENERGY_J] = NAN;
+	t = capture(mr_bench_print_tables, &b);
+	assert_has_line(t, "DRAM energy measured by powercap; no model prediction beside it: "
+			"the model needs the residency of a physical record (--phys)");
+	assert_null(strstr(t, "measured -10.00%"));
+	free(t);
+
+	/* no counter: the energy is the model's own, nothing to compare */
+	snprintf(b.energy_source, sizeof(b.energy_source), "model");
+	t = capture(mr_bench_print_tables, &b);
+	assert_null(strstr(t, "DRAM energy against"));
+	assert_null(strstr(t, "DRAM energy measured by"));
+	free(t);
+	mr_bench_free(&b);
+}
+
 static void test_csv_json(void **state)
 {
 	struct json_object *doc, *runs, *summary, *o, *m, *v;
@@ -190,6 +241,7 @@ int main(void)
 		cmocka_unit_test(test_tables),
 		cmocka_unit_test(test_kernbench_block),
 		cmocka_unit_test(test_csv_json),
+		cmocka_unit_test(test_energy_vs_model),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
