@@ -14,10 +14,12 @@ set -euo pipefail
 prog=hansen.sh
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${MEMREG_BUILD:-$top/build} out=hansen-out secs=20 data=768M rounds=2 from_log=
+scenarios=1,2,3
 
 usage() {
 	cat <<EOF
 usage: bench/hansen.sh [--build DIR] [--out DIR] [--seconds S] [--data SIZE] [--rounds N]
+                      [--scenarios LIST]
 Hansen's three scenarios in the VM lab (scripts/lab): five guest boots, each
 serialised with the other lab users by the machine-wide lab lock.
   --build DIR    the memreg build tree (default: MEMREG_BUILD or ./build)
@@ -26,6 +28,8 @@ serialised with the other lab users by the machine-wide lab lock.
   --data SIZE    the data set (default 768M; the guests have 512M of boot memory and
                  four 128M DIMMs)
   --rounds N     scenario 2's off/on rounds (default 2)
+  --scenarios LIST  which scenarios to boot, comma-separated (default 1,2,3; e.g.
+                 2 with more --rounds to rerun the overhead alone on a quiet machine)
   --from-log LOG no boots: the table, JSON and plot from an earlier run's hansen.log
 The lab is TCG emulation on a shared machine: compare the scenarios with each other,
 never the MB/s with a real server's.
@@ -39,6 +43,7 @@ while [ $# -gt 0 ]; do
 	--seconds) secs=${2:?}; shift ;;
 	--data) data=${2:?}; shift ;;
 	--rounds) rounds=${2:?}; shift ;;
+	--scenarios) scenarios=${2:?}; shift ;;
 	--from-log) from_log=${2:?}; shift ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "$prog: unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -47,6 +52,8 @@ while [ $# -gt 0 ]; do
 done
 [[ $secs =~ ^[1-9][0-9]*$ ]] || { echo "$prog: bad --seconds '$secs'" >&2; exit 2; }
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "$prog: bad --rounds '$rounds'" >&2; exit 2; }
+[[ $scenarios =~ ^[123](,[123])*$ ]] || { echo "$prog: bad --scenarios '$scenarios' (a list of 1, 2, 3)" >&2; exit 2; }
+want() { [[ ,$scenarios, == *,$1,* ]]; }
 mkdir -p "$out"
 log=$out/hansen.log
 if [ -n "$from_log" ]; then
@@ -72,13 +79,15 @@ boot() {
 }
 
 # (1) fewer DIMMs: 2, 1, 0 per node on two nodes (4, 2, 0 DIMMs).
-for d in 2 1 0; do
-	boot --nodes 2 --dimms "$d" -- boot "dimms=$((2 * d))"
-done
+if want 1; then
+	for d in 2 1 0; do
+		boot --nodes 2 --dimms "$d" -- boot "dimms=$((2 * d))"
+	done
+fi
 # (3) every DIMM, evacuating 256M (two DIMMs) twice.
-boot --nodes 2 --dimms 2 -- evacuate 256M
+want 3 && boot --nodes 2 --dimms 2 -- evacuate 256M
 # (2) one node holding the same memory as (3) before it evacuates, no DIMM, no MPST.
-boot --nodes 1 --node-size 1024M --dimms 0 --no-mpst -- overhead "$rounds"
+want 2 && boot --nodes 1 --node-size 1024M --dimms 0 --no-mpst -- overhead "$rounds"
 fi
 
 # The table, the JSON and the plot, from the guests' lines.
@@ -110,6 +119,13 @@ END {
 		printf "%-44s %12s %10.2f\n", "(2) one node, memreg off (median of " noff ")", "", moff
 		printf "%-44s %12s %10.2f\n", "(2) one node, memreg on (median of " non ")", "", mon
 		printf "\n(2) overhead of memreg with nothing to manage: %+.1f%% MB/s\n", (mon / moff - 1) * 100
+		# Round by round (off then on, back to back): the load of a shared machine
+		# drifts over minutes, so the pair of one round saw nearly the same load; the
+		# spread of the pairs says how far the medians above can be trusted.
+		np = noff < non ? noff : non
+		line = ""
+		for (i = 1; i <= np; i++) { pr[i] = (on[i] / off[i] - 1) * 100; line = line sprintf("%s%+.1f%%", i > 1 ? ", " : "", pr[i]) }
+		printf "(2) each round, on against its own off: %s (median %+.1f%%)\n", line, median(pr, np)
 	}
 	printf "{\"data\":\"%s\",\"seconds\":%s,\"runs\":[", data, secs > json
 	sep = ""
