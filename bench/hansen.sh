@@ -14,12 +14,12 @@ set -euo pipefail
 prog=hansen.sh
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${MEMREG_BUILD:-$top/build} out=hansen-out secs=20 data=768M rounds=2 from_log=
-scenarios=1,2,3
+scenarios=1,2,3 icount=3
 
 usage() {
 	cat <<EOF
 usage: bench/hansen.sh [--build DIR] [--out DIR] [--seconds S] [--data SIZE] [--rounds N]
-                      [--scenarios LIST]
+                      [--scenarios LIST] [--icount SHIFT|none]
 Hansen's three scenarios in the VM lab (scripts/lab): five guest boots, each
 serialised with the other lab users by the machine-wide lab lock.
   --build DIR    the memreg build tree (default: MEMREG_BUILD or ./build)
@@ -30,6 +30,9 @@ serialised with the other lab users by the machine-wide lab lock.
   --rounds N     scenario 2's off/on rounds (default 2)
   --scenarios LIST  which scenarios to boot, comma-separated (default 1,2,3; e.g.
                  2 with more --rounds to rerun the overhead alone on a quiet machine)
+  --icount SHIFT guest time counted in instructions (scripts/lab --icount; default
+                 3): MB/s then follows the guest's work, not the host's load; none:
+                 guest time is host time (TCG's default)
   --from-log LOG no boots: the table, JSON and plot from an earlier run's hansen.log
 The lab is TCG emulation on a shared machine: compare the scenarios with each other,
 never the MB/s with a real server's.
@@ -44,6 +47,7 @@ while [ $# -gt 0 ]; do
 	--data) data=${2:?}; shift ;;
 	--rounds) rounds=${2:?}; shift ;;
 	--scenarios) scenarios=${2:?}; shift ;;
+	--icount) icount=${2:?}; shift ;;
 	--from-log) from_log=${2:?}; shift ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "$prog: unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -54,6 +58,9 @@ done
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "$prog: bad --rounds '$rounds'" >&2; exit 2; }
 [[ $scenarios =~ ^[123](,[123])*$ ]] || { echo "$prog: bad --scenarios '$scenarios' (a list of 1, 2, 3)" >&2; exit 2; }
 want() { [[ ,$scenarios, == *,$1,* ]]; }
+[[ $icount =~ ^([0-9]|10|none)$ ]] || { echo "$prog: bad --icount '$icount' (0..10 or none)" >&2; exit 2; }
+icount_args=()
+[ "$icount" = none ] || icount_args=(--icount "$icount")
 mkdir -p "$out"
 log=$out/hansen.log
 if [ -n "$from_log" ]; then
@@ -61,7 +68,7 @@ if [ -n "$from_log" ]; then
 	[ "$from_log" -ef "$log" ] || cp "$from_log" "$log"
 else
 [ -x "$build/tools/memregctl" ] || { echo "$prog: no memreg build at $build (--build)" >&2; exit 1; }
-: >"$log"
+echo "hansen-config icount=$icount" >"$log"
 guest=$(cat "$top/bench/hansen-guest.sh")
 
 # boot ARGS... -- GUEST-ARGS...: one lab boot running the guest script; its lines
@@ -73,7 +80,7 @@ boot() {
 	t0=$SECONDS
 	echo "$prog: boot ${largs[*]}: $*" >&2
 	flock "${TMPDIR:-/tmp}/memreg-lab-boot.lock" "$top/scripts/lab" --build "$build" \
-		--timeout 1500 --data "$data" --dimm-size 128M --node-size 256M "${largs[@]}" \
+		--timeout 1500 --data "$data" --dimm-size 128M --node-size 256M "${icount_args[@]}" "${largs[@]}" \
 		-- sh -c "$guest" hansen-guest "$secs" "$@" | tee -a "$log" >&2
 	echo "$prog: boot done in $((SECONDS - t0)) s" >&2
 }
@@ -105,10 +112,11 @@ function median(v, n,   a, i, j, t) {
 	n[s]++; lab[s, n[s]] = l; mem[s, n[s]] = mib; rate[s, n[s]] = mb; hit[s, n[s]] = kv($0, "hit_pct") + 0
 }
 /^hansen-evacuate / { ev[kv($0, "step")] = $0 }
+/^hansen-config / { icount = kv($0, "icount") }
 END {
 	printf "Hansen'"'"'s scenarios: random 64 KiB reads of a %s data set on a disk the host does\n", data
 	printf "not cache, %s s per measurement, MB/s (higher is better) and the reads the page\n", secs
-	printf "cache served (mincore before each read), VM lab under TCG\n\n"
+	printf "cache served (mincore before each read), VM lab under TCG%s\n\n", icount != "" && icount != "none" ? ", guest time counted in instructions (icount shift " icount ")" : ""
 	printf "%-44s %12s %10s %8s\n", "scenario", "MemTotal MiB", "MB/s", "hits %"
 	for (i = 1; i <= n[1]; i++)
 		printf "%-44s %12.0f %10.2f %8.1f\n", "(1) booted with " substr(lab[1, i], 7) " DIMMs", mem[1, i], rate[1, i], hit[1, i]

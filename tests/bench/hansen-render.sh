@@ -46,5 +46,15 @@ done
 # The plot is of the hits: 40% at 398 MiB (the smallest memory) is at the left edge,
 # 40% of the way up the 230-pixel axis from its foot at 260: y = 260 - 92 = 168.
 grep -q '<circle cx="60.0" cy="168.0"' "$tmp/out/hansen.svg" || fail "40% at 398 MiB is not at (60, 168)"
+# A run made with guest time in instructions says so in the header; a log from
+# before the option (the fixture) or with --icount none does not.
+{ echo "hansen-config icount=3"; cat "$s/tests/bench/hansen-fixture.txt"; } >"$tmp/icount.log"
+bash "$s/bench/hansen.sh" --from-log "$tmp/icount.log" --out "$tmp/out3" 2>/dev/null |
+	grep -qx "cache served (mincore before each read), VM lab under TCG, guest time counted in instructions (icount shift 3)" ||
+	fail "an icount run's header does not name it"
+{ echo "hansen-config icount=none"; cat "$s/tests/bench/hansen-fixture.txt"; } >"$tmp/none.log"
+bash "$s/bench/hansen.sh" --from-log "$tmp/none.log" --out "$tmp/outn" 2>/dev/null |
+	grep -qx "cache served (mincore before each read), VM lab under TCG" ||
+	fail "a run without icount claims it"
 [ "$fails" = 0 ] || exit 1
 echo "ok: table, JSON and plot from the fixed log"
