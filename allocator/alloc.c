@@ -9,20 +9,12 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "allocator/alloc.h"
+#include "allocator/buddy.h"
 #include "allocator/internal.h"
+#include "allocator/os.h"
 
-/* The arena: [mr_arena_base, + mr_arena_bytes). The base is written once at init,
- * the size grows under RLIMIT_AS (os_grow); every free() reads them without a lock
- * to tell its pointers from foreign ones. */
-char *mr_arena_base;
-size_t mr_arena_bytes;
-struct mr_span *mr_spans;
 struct mr_heap mr_heap;
 int mr_sites_on;
 
@@ -30,7 +22,6 @@ static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t gtc_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t tc_key;
-uint32_t mr_arena_max_regions;	/* the regions the arena may grow to */
 static _Atomic int init_state;	/* 0 not yet, 1 in progress, 2 ready, -1 failed */
 
 /* The cache of threads that have none (starting up, exiting): used under gtc_lock. */
@@ -44,54 +35,7 @@ enum { TS_NEW, TS_INIT, TS_ACTIVE, TS_DEAD };
 
 #define CLASS_PAGES(c) (UINT32_C(1) << mr_class_slab_order[c])
 
-/* ---- NUMA: where regions are nodes ---- */
-
-/* The raw system calls (no libnuma: start-up cost); values from <numaif.h>. */
-#define MR_MPOL_PREFERRED 1
-#define MR_MPOL_F_MEMS_ALLOWED (1 << 2)
-#define MR_NODE_IDS 1024
-
-static uint32_t os_nnodes;			/* 0 or 1: virtual regions only */
-static uint16_t node_id_of[MR_MAX_NODES];	/* group index -> node id */
-static uint8_t node_index_of[MR_NODE_IDS];	/* node id -> group index */
-
-/* The nodes this process may use, by one get_mempolicy call (no sysfs). */
-static void numa_detect(void)
-{
-	unsigned long mask[MR_NODE_IDS / (8 * sizeof(unsigned long))] = { 0 };
-	int mode = 0;
-	uint32_t id, n = 0;
-
-	if (!MR_OPT(numa) || syscall(SYS_get_mempolicy, &mode, mask, MR_NODE_IDS, NULL,
-				     MR_MPOL_F_MEMS_ALLOWED) != 0)
-		return;
-	for (id = 0; id < MR_NODE_IDS && n < MR_MAX_NODES; id++)
-		if (mask[id / (8 * sizeof(unsigned long))] & (1ul << (id % (8 * sizeof(unsigned long))))) {
-			node_id_of[n] = (uint16_t)id;
-			node_index_of[id] = (uint8_t)n;
-			n++;
-		}
-	os_nnodes = n;
-}
-
-/* The group of the calling thread's node (getcpu is a vDSO call). */
-static uint32_t current_node(void)
-{
-	unsigned cpu, node;
-
-	if (os_nnodes < 2 || getcpu(&cpu, &node) != 0 || node >= MR_NODE_IDS)
-		return 0;
-	return node_index_of[node];
-}
-
-/* ---- the OS side of the heap ---- */
-
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000
-#endif
-
-/* Why the arena could not serve (set where it failed, read by mr_fallback_note). */
-static const char *fallback_reason = "the arena cannot serve the request";
+/* ---- the OS contract of the buddy heap, in regions and pages ---- */
 
 static size_t region_bytes(const struct mr_heap *h)
 {
@@ -109,19 +53,10 @@ static int os_commit(struct mr_heap *h, uint32_t r)
 {
 	size_t rb = region_bytes(h), sb = region_span_bytes(h);
 
-	if (mprotect((char *)h->spans + (size_t)r * sb, sb, PROT_READ | PROT_WRITE) != 0) {
-		fallback_reason = "cannot commit memory (RLIMIT_DATA or the overcommit limit)";
+	if (mr_os_commit((char *)h->spans + (size_t)r * sb, sb) != 0)
 		return -1;
-	}
-	if (os_nnodes >= 2) {
-		/* Preferred, not bound: a full node falls back instead of the OOM killer. */
-		unsigned long mask[MR_NODE_IDS / (8 * sizeof(unsigned long))] = { 0 };
-		uint32_t id = node_id_of[mr_buddy_node_of(h, r)];
-
-		mask[id / (8 * sizeof(unsigned long))] = 1ul << (id % (8 * sizeof(unsigned long)));
-		syscall(SYS_mbind, h->base + (size_t)r * rb, rb, MR_MPOL_PREFERRED, mask,
-			MR_NODE_IDS, 0);
-	}
+	if (mr_os_nnodes >= 2)
+		mr_os_bind(h->base + (size_t)r * rb, rb, mr_buddy_node_of(h, r));
 	return 0;
 }
 
@@ -129,154 +64,34 @@ static int os_commit(struct mr_heap *h, uint32_t r)
  * at once, so RLIMIT_DATA and strict overcommit see what is used. */
 static int os_commit_pages(struct mr_heap *h, uint32_t page, uint32_t npages)
 {
-	if (mprotect(h->base + ((size_t)page << MR_PAGE_SHIFT), (size_t)npages << MR_PAGE_SHIFT,
-		     PROT_READ | PROT_WRITE) != 0) {
-		fallback_reason = "cannot commit memory (RLIMIT_DATA or the overcommit limit)";
-		return -1;
-	}
-	return 0;
+	return mr_os_commit(h->base + ((size_t)page << MR_PAGE_SHIFT), (size_t)npages << MR_PAGE_SHIFT);
 }
 
 static void os_purge(struct mr_heap *h, uint32_t r, uint32_t n)
 {
 	size_t rb = region_bytes(h), sb = region_span_bytes(h);
 
-	madvise(h->base + (size_t)r * rb, rb * n, MADV_DONTNEED);
-	madvise((char *)h->spans + (size_t)r * sb, sb * n, MADV_DONTNEED);
+	mr_os_purge(h->base + (size_t)r * rb, rb * n);
+	mr_os_purge((char *)h->spans + (size_t)r * sb, sb * n);
 }
 
-#ifndef MADV_FREE
-#define MADV_FREE 8
-#endif
-
-/* Free pages of a region in use (not their descriptors: they hold the free lists).
- * MADV_FREE needs Linux 4.5: where it fails, DONTNEED does it (clean then too, but
- * the heap does not know: it only costs a calloc a memset). */
+/* Free pages of a region in use (not their descriptors: they hold the free lists). */
 static void os_purge_pages(struct mr_heap *h, uint32_t page, uint32_t npages, bool lazy)
 {
-	char *p = h->base + ((size_t)page << MR_PAGE_SHIFT);
-	size_t len = (size_t)npages << MR_PAGE_SHIFT;
-
-	if (!lazy || madvise(p, len, MADV_FREE) != 0)
-		madvise(p, len, MADV_DONTNEED);
+	mr_os_purge_pages(h->base + ((size_t)page << MR_PAGE_SHIFT), (size_t)npages << MR_PAGE_SHIFT,
+			  lazy);
 }
 
-static uint64_t os_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* @bytes of address space exactly at @addr, PROT_NONE, never replacing a mapping;
- * NULL if any of it is taken (or the kernel, before 4.17, took the flag as a hint). */
-static char *map_at(char *addr, size_t bytes)
-{
-	char *p = mmap(addr, bytes, PROT_NONE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
-
-	if (p == MAP_FAILED)
-		return NULL;
-	if (p != addr) {
-		munmap(p, bytes);
-		return NULL;
-	}
-	return p;
-}
-
-/* Grow the arena in place to at least @want regions (at most the window): its
- * pages and its descriptors, each right above what is reserved. Doubling first
- * (few mappings), else just @want. Returns the new region count; the old one if
- * @want is beyond the window (that request cannot be met, others may); 0 if the
- * arena cannot grow: RLIMIT_AS, or the address space above is taken. */
 static uint32_t os_grow(struct mr_heap *h, uint32_t want)
 {
-	uint32_t old = h->nregions, n;
-	size_t rb = region_bytes(h), sb = region_span_bytes(h);
-
-	if (want > mr_arena_max_regions) {
-		fallback_reason = "the arena is full";
-		return old;
-	}
-	n = old * 2 < mr_arena_max_regions ? old * 2 : mr_arena_max_regions;
-	if (n < want)
-		n = want;
-	for (;;) {
-		char *a = map_at(h->base + (size_t)old * rb, (size_t)(n - old) * rb);
-
-		if (a) {
-			if (map_at((char *)h->spans + (size_t)old * sb, (size_t)(n - old) * sb)) {
-				__atomic_store_n(&mr_arena_bytes, (size_t)n * rb, __ATOMIC_RELEASE);
-				return n;
-			}
-			munmap(a, (size_t)(n - old) * rb);
-		}
-		if (n == want)
-			break;
-		n = want;
-	}
-	fallback_reason = "the arena cannot grow (RLIMIT_AS, or the address space above it is taken)";
-	return 0;
+	return mr_os_grow(h->nregions, want);
 }
 
 static const struct mr_heap_ops os_ops = {
-	.commit = os_commit, .purge = os_purge, .now_ns = os_now_ns,
+	.commit = os_commit, .purge = os_purge, .now_ns = mr_os_now_ns,
 	.commit_pages = os_commit_pages, .grow = os_grow, .purge_pages = os_purge_pages,
 };
 
-/* Reserve @bytes of address space aligned to @align, costing nothing until used. */
-static char *reserve(size_t bytes, size_t align)
-{
-	char *p = mmap(NULL, bytes + align, PROT_NONE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	uintptr_t a;
-
-	if (p == MAP_FAILED)
-		return NULL;
-	a = ((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1);
-	if (a > (uintptr_t)p)
-		munmap(p, a - (uintptr_t)p);
-	munmap((char *)a + bytes, (uintptr_t)p + align - a);
-	return (char *)a;
-}
-
-/* Under RLIMIT_AS the window cannot be reserved whole: reserve its first @step
- * bytes (and @sstep of descriptors), placed so that the window above them is free
- * for growth. mmap hands out addresses top-down, so the window goes right below the
- * lowest mapping (found by a probe): the program's later mappings fill free space
- * from the top and the arena grows from the bottom, meeting only if both together
- * exceed the window (which an RLIMIT_AS below the window's size forbids). */
-static int reserve_stepped(size_t step, size_t sstep, size_t max, size_t smax, size_t align,
-			   char **base, struct mr_span **spans)
-{
-	char *probe = mmap(NULL, step + align, PROT_NONE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	uintptr_t top, b, sb;
-
-	if (probe == MAP_FAILED)
-		return -1;
-	munmap(probe, step + align);
-	top = (uintptr_t)probe + step + align;
-	if (top > max + smax + align + (UINT64_C(1) << 32)) {
-		b = (top - max) & ~(uintptr_t)(align - 1);
-		sb = (b - smax) & ~(uintptr_t)(MR_PAGE_SIZE - 1);
-		*base = map_at((char *)b, step);
-		*spans = *base ? (struct mr_span *)map_at((char *)sb, sstep) : NULL;
-		if (*spans)
-			return 0;
-		if (*base)
-			munmap(*base, step);
-	}
-	/* No room below: anywhere (growth then finds out what is above). */
-	*base = reserve(step, align);
-	*spans = *base ? (struct mr_span *)reserve(sstep, MR_PAGE_SIZE) : NULL;
-	if (*spans)
-		return 0;
-	if (*base)
-		munmap(*base, step);
-	return -1;
-}
 
 /* "libmemreg: ignoring bad NAME=VALUE" (and why, if @why), or for an unknown
  * variable (@value NULL, @name its whole entry) "ignoring unknown NAME=VALUE". */
@@ -316,14 +131,11 @@ static void tc_init(struct mr_tcache *tc)
 	tc->temp = MR_TEMP_NORMAL;	/* not hot: hot is for sites known hot */
 }
 
-#define MR_ARENA_MAX (UINT64_C(1) << 40)	/* 1 TiB of address space at most */
-
 static int heap_init(void)
 {
 	extern char **environ;
 	uint64_t rs;
 	uint32_t order, nregions, max_regions;
-	size_t bytes, max_bytes, max_sbytes, align;
 	char *base;
 	struct mr_span *spans;
 
@@ -337,36 +149,14 @@ static int heap_init(void)
 	}
 	order = (uint32_t)__builtin_ctzll(rs) - MR_PAGE_SHIFT;
 	max_regions = (uint32_t)(MR_ARENA_MAX / rs < MR_MAX_REGIONS ? MR_ARENA_MAX / rs : MR_MAX_REGIONS);
-	align = rs;	/* larger alignments come from the base's phase (find_run) */
-	max_bytes = (size_t)max_regions * rs;
-	max_sbytes = max_bytes / MR_PAGE_SIZE * sizeof(struct mr_span);
-	/* The whole window at once where RLIMIT_AS allows it (no growth ever needed);
-	 * else the largest power-of-two share of it that fits, grown later (os_grow). */
-	nregions = max_regions;
-	base = reserve(max_bytes, align);
-	spans = base ? (struct mr_span *)reserve(max_sbytes, MR_PAGE_SIZE) : NULL;
-	if (!spans) {
-		if (base)
-			munmap(base, max_bytes);
-		for (nregions = max_regions / 2; nregions; nregions /= 2)
-			if (reserve_stepped((size_t)nregions * rs, max_sbytes / max_regions * nregions,
-					    max_bytes, max_sbytes, align, &base, &spans) == 0)
-				break;
-		if (!nregions) {
-			fallback_reason = "cannot reserve address space for the arena (RLIMIT_AS?)";
-			return -1;
-		}
-	}
-	bytes = (size_t)nregions * rs;
+	if (mr_os_reserve(order, max_regions, &base, &spans, &nregions) != 0)
+		return -1;
 	mr_buddy_init(&mr_heap, base, spans, order, nregions, MR_OPT(decay_ms) * 1000000u, &os_ops);
 	mr_heap.lazy_purge = MR_OPT(madv_free) != 0;
-	numa_detect();
-	if (os_nnodes >= 2)
-		mr_buddy_set_nodes(&mr_heap, os_nnodes);
-	mr_spans = spans;
-	mr_arena_max_regions = max_regions;
-	mr_arena_bytes = bytes;
-	mr_arena_base = base;
+	mr_os_numa_detect();
+	if (mr_os_nnodes >= 2)
+		mr_buddy_set_nodes(&mr_heap, mr_os_nnodes);
+	mr_os_arena_publish(base, spans, nregions, max_regions);
 	tc_init(&gtc);
 	all_caches = &gtc;
 	{
@@ -437,7 +227,7 @@ bool mr_ready(void)
 static uint32_t heap_alloc_pages(uint32_t npages, uint32_t align_order, enum mr_temp temp,
 				 enum mr_span_kind kind)
 {
-	uint32_t page, node = current_node();
+	uint32_t page, node = mr_os_current_node();
 
 	pthread_mutex_lock(&heap_lock);
 	page = mr_buddy_alloc_on(&mr_heap, npages, align_order, temp, node);
@@ -1018,7 +808,7 @@ static void mr_fallback_note_reason(void)
 {
 	if (!atomic_exchange(&fallback_said, 1)) {
 		mr_write_str(2, "libmemreg: ");
-		mr_write_str(2, fallback_reason);
+		mr_write_str(2, mr_os_failure());
 		mr_write_str(2, ": glibc's malloc serves what libmemreg cannot\n");
 	}
 }
@@ -1062,7 +852,7 @@ void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp)
 
 		if (nreg > mr_arena_max_regions || areg > mr_arena_max_regions)
 			return NULL;
-		uint32_t node = current_node();
+		uint32_t node = mr_os_current_node();
 
 		pthread_mutex_lock(&heap_lock);
 		page = mr_buddy_alloc_huge_on(&mr_heap, (uint32_t)nreg, (uint32_t)areg, temp, node);

@@ -7,7 +7,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "allocator/buddy.h"
 #include "allocator/internal.h"
+#include "allocator/os.h"
 
 /* struct mr_bin - one size class of one temperature in a thread cache: the current
  * slab's free objects, and the slabs with free objects that are not current. */
@@ -34,10 +36,6 @@ struct mr_tcache {
 };
 
 /* "alloc.c" */
-extern char *mr_arena_base MR_HIDDEN;
-extern size_t mr_arena_bytes MR_HIDDEN;	/* reserved now; grows (see os_grow) */
-extern uint32_t mr_arena_max_regions MR_HIDDEN;
-extern struct mr_span *mr_spans MR_HIDDEN;
 extern struct mr_heap mr_heap MR_HIDDEN;
 extern int mr_sites_on MR_HIDDEN;
 extern __thread struct mr_tcache *mr_tc MR_HIDDEN __attribute__((tls_model("initial-exec")));
@@ -59,31 +57,6 @@ bool mr_heap_trim(void) MR_HIDDEN;
 void mr_heap_lock(void) MR_HIDDEN;
 void mr_heap_unlock(void) MR_HIDDEN;
 struct mr_tcache *mr_all_caches(void) MR_HIDDEN;
-
-/* The address of arena page @page, and the arena page holding @p. */
-static inline void *mr_page_addr(uint32_t page)
-{
-	return mr_arena_base + ((size_t)page << MR_PAGE_SHIFT);
-}
-
-static inline uint32_t mr_addr_page(const void *p)
-{
-	return (uint32_t)(((uintptr_t)p - (uintptr_t)mr_arena_base) >> MR_PAGE_SHIFT);
-}
-
-/* The span descriptor of an arena address (its head page's). */
-static inline struct mr_span *mr_span_of(const void *p)
-{
-	return &mr_spans[mr_spans[mr_addr_page(p)].head];
-}
-
-/* The reserved part only: what lies above it in the arena's window may be anyone's.
- * It only grows, so a stale read can miss only pointers this thread cannot hold. */
-static inline bool mr_in_arena(const void *p)
-{
-	return (uintptr_t)p - (uintptr_t)mr_arena_base <
-	       __atomic_load_n(&mr_arena_bytes, __ATOMIC_RELAXED);
-}
 
 /* ---- heap integrity (glibc's level): free lists of small objects ----
  * Safe-linking as in glibc 2.32: a free object's next pointer is stored as

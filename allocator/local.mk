@@ -4,6 +4,7 @@ lib_LTLIBRARIES += libmemreg.la
 include_HEADERS += include/memreg.h
 libmemreg_la_SOURCES = \
 	allocator/internal.h allocator/alloc.h allocator/stats-format.h allocator/classes-format.h \
+	allocator/buddy.h allocator/os.h allocator/os.c \
 	allocator/buddy.c allocator/sizeclass.c allocator/options.c allocator/fmt.c \
 	allocator/alloc.c allocator/sites.c allocator/stats.c allocator/interpose.c \
 	allocator/hotcold.c
@@ -82,7 +83,8 @@ MR_FUZZ_RENAME = -DMR_NO_ALIASES -Dmalloc=mrz_malloc -Dfree=mrz_free -Dcalloc=mr
 	-Dmalloc_usable_size=mrz_malloc_usable_size -Dmalloc_trim=mrz_malloc_trim \
 	-Dcfree=mrz_cfree -Dfree_sized=mrz_free_sized -Dfree_aligned_sized=mrz_free_aligned_sized
 MR_ALLOC_CORE_SRCS = allocator/buddy.c allocator/sizeclass.c allocator/options.c \
-	allocator/fmt.c allocator/alloc.c allocator/sites.c allocator/stats.c allocator/interpose.c
+	allocator/fmt.c allocator/alloc.c allocator/sites.c allocator/stats.c allocator/interpose.c \
+	allocator/os.c
 EXTRA_DIST += tests/alloc/fuzz-alloc.c
 if HAVE_CLANG
 tests/alloc/fuzz-alloc: $(MR_ALLOC_CORE_SRCS:%=$(srcdir)/%) $(srcdir)/tests/alloc/fuzz-alloc.c
