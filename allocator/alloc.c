@@ -1,97 +1,20 @@
-/* libmemreg's core: the arena, thread caches of small-object slabs, large spans from
- * the buddy heap, and the internal malloc API that interpose.c exports. */
+/* libmemreg's core for now: start-up and fork, the thread caches of small-object
+ * slabs, large spans from the page heap (heap.c), and the fallback line. */
 #include "config.h"
 
-#include <errno.h>
-#include <stdlib.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 
 #include "allocator/alloc.h"
-#include "allocator/buddy.h"
+#include "allocator/heap.h"
 #include "allocator/internal.h"
 #include "allocator/os.h"
+#include "allocator/stats.h"
 
-struct mr_heap mr_heap;
-int mr_sites_on;
-
-static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t gtc_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_key_t tc_key;
 static _Atomic int init_state;	/* 0 not yet, 1 in progress, 2 ready, -1 failed */
-
-/* The cache of threads that have none (starting up, exiting): used under gtc_lock. */
-static struct mr_tcache gtc;
-static struct mr_tcache *pool;	/* caches of exited threads, for reuse */
-static struct mr_tcache *all_caches;	/* every cache, for the stats */
-
-__thread struct mr_tcache *mr_tc __attribute__((tls_model("initial-exec")));
-static __thread uint8_t mr_tstate __attribute__((tls_model("initial-exec")));
-enum { TS_NEW, TS_INIT, TS_ACTIVE, TS_DEAD };
-
-#define CLASS_PAGES(c) (UINT32_C(1) << mr_class_slab_order[c])
-
-/* ---- the OS contract of the buddy heap, in regions and pages ---- */
-
-static size_t region_bytes(const struct mr_heap *h)
-{
-	return (size_t)1 << (h->region_order + MR_PAGE_SHIFT);
-}
-
-static size_t region_span_bytes(const struct mr_heap *h)
-{
-	return ((size_t)1 << h->region_order) * sizeof(struct mr_span);
-}
-
-/* A region's descriptors become writable when it is opened (they hold its free
- * lists); its pages only as spans are carved from them (os_commit_pages). */
-static int os_commit(struct mr_heap *h, uint32_t r)
-{
-	size_t rb = region_bytes(h), sb = region_span_bytes(h);
-
-	if (mr_os_commit((char *)h->spans + (size_t)r * sb, sb) != 0)
-		return -1;
-	if (mr_os_nnodes >= 2)
-		mr_os_bind(h->base + (size_t)r * rb, rb, mr_buddy_node_of(h, r));
-	return 0;
-}
-
-/* Pages [page, page + npages): a few commit chunks (2 MiB), never a whole region
- * at once, so RLIMIT_DATA and strict overcommit see what is used. */
-static int os_commit_pages(struct mr_heap *h, uint32_t page, uint32_t npages)
-{
-	return mr_os_commit(h->base + ((size_t)page << MR_PAGE_SHIFT), (size_t)npages << MR_PAGE_SHIFT);
-}
-
-static void os_purge(struct mr_heap *h, uint32_t r, uint32_t n)
-{
-	size_t rb = region_bytes(h), sb = region_span_bytes(h);
-
-	mr_os_purge(h->base + (size_t)r * rb, rb * n);
-	mr_os_purge((char *)h->spans + (size_t)r * sb, sb * n);
-}
-
-/* Free pages of a region in use (not their descriptors: they hold the free lists). */
-static void os_purge_pages(struct mr_heap *h, uint32_t page, uint32_t npages, bool lazy)
-{
-	mr_os_purge_pages(h->base + ((size_t)page << MR_PAGE_SHIFT), (size_t)npages << MR_PAGE_SHIFT,
-			  lazy);
-}
-
-static uint32_t os_grow(struct mr_heap *h, uint32_t want)
-{
-	return mr_os_grow(h->nregions, want);
-}
-
-static const struct mr_heap_ops os_ops = {
-	.commit = os_commit, .purge = os_purge, .now_ns = mr_os_now_ns,
-	.commit_pages = os_commit_pages, .grow = os_grow, .purge_pages = os_purge_pages,
-};
-
 
 /* "libmemreg: ignoring bad NAME=VALUE" (and why, if @why), or for an unknown
  * variable (@value NULL, @name its whole entry) "ignoring unknown NAME=VALUE". */
@@ -116,19 +39,31 @@ static void warn_option(const char *name, const char *value)
 	warn_value(name, value, NULL);
 }
 
-static void tc_destroy(void *arg);
-static void mr_fallback_note_reason(void);
+static void fallback_note_reason(void);
 static void fork_prepare(void);
 static void fork_parent(void);
 static void fork_child(void);
 
-/* A zeroed cache's bins start with no current or partial slab. */
-static void tc_init(struct mr_tcache *tc)
+/* ---- reports: the site table, the stats export, what is said at exit ---- */
+
+static void at_exit(void)
 {
-	for (unsigned t = 0; t < NR_MR_TEMP; t++)
-		for (unsigned c = 0; c < MR_NR_CLASSES; c++)
-			tc->bins[t][c].partial = tc->bins[t][c].cur_head = MR_NONE;
-	tc->temp = MR_TEMP_NORMAL;	/* not hot: hot is for sites known hot */
+	if (MR_OPT(show_stats))
+		mr_heap_print_stats();
+	if (MR_OPT_STR(site_map))
+		mr_site_map_write(MR_OPT_STR(site_map));
+}
+
+static void start_reports(void)
+{
+	mr_sites_init();
+	if (MR_OPT_STR(site_map) || MR_OPT(track_sites))
+		mr_sites_track();
+	if (MR_OPT(export_stats))
+		mr_heap_export_open(mr_site_ids != NULL);
+	mr_stats_init();
+	if (MR_OPT(show_stats) || MR_OPT_STR(site_map))
+		atexit(at_exit);
 }
 
 static int heap_init(void)
@@ -151,26 +86,9 @@ static int heap_init(void)
 	max_regions = (uint32_t)(MR_ARENA_MAX / rs < MR_MAX_REGIONS ? MR_ARENA_MAX / rs : MR_MAX_REGIONS);
 	if (mr_os_reserve(order, max_regions, &base, &spans, &nregions) != 0)
 		return -1;
-	mr_buddy_init(&mr_heap, base, spans, order, nregions, MR_OPT(decay_ms) * 1000000u, &os_ops);
-	mr_heap.lazy_purge = MR_OPT(madv_free) != 0;
-	mr_os_numa_detect();
-	if (mr_os_nnodes >= 2)
-		mr_buddy_set_nodes(&mr_heap, mr_os_nnodes);
+	mr_heap_init(base, spans, order, nregions);
 	mr_os_arena_publish(base, spans, nregions, max_regions);
-	tc_init(&gtc);
-	all_caches = &gtc;
-	{
-		const unsigned char *rnd = (const unsigned char *)getauxval(AT_RANDOM);
-		unsigned c;
-
-		if (rnd)
-			memcpy(&mr_free_key, rnd + 8, sizeof(mr_free_key));
-		mr_free_key ^= (uintptr_t)base * 0x9e3779b97f4a7c15u;
-		if (!mr_free_key)
-			mr_free_key = 0x5a5a5a5a5a5a5a5au;
-		for (c = 0; c < MR_NR_CLASSES; c++)
-			mr_class_magic[c] = UINT64_MAX / mr_class_size[c] + 1;
-	}
+	mr_tcache_init();
 	return 0;
 }
 
@@ -184,20 +102,23 @@ static bool mr_init_slow(void)
 		return true;
 	if (st == -1)
 		return false;
-	pthread_mutex_lock(&heap_lock);
+	mr_heap_lock();
 	st = atomic_load_explicit(&init_state, memory_order_relaxed);
 	if (st == 0) {
 		st = heap_init() == 0 ? 2 : -1;
 		atomic_store_explicit(&init_state, st, memory_order_release);
 	}
-	pthread_mutex_unlock(&heap_lock);
+	mr_heap_unlock();
 	if (st == -1) {
 		static _Atomic int failed_once;
 
-		/* Said now, not at the first fallback: the process must know at once. */
+		/* Said now, not at the first fallback: the process must know at once. The
+		 * export (if asked for) says so, with the fallback count. */
 		if (!atomic_exchange(&failed_once, 1)) {
-			mr_fallback_note_reason();
-			mr_stats_init_disabled();
+			fallback_note_reason();
+			mr_stats_set_disabled();
+			if (MR_OPT(export_stats))
+				mr_heap_export_open(false);
 		}
 	}
 	if (st == 2) {
@@ -205,9 +126,9 @@ static bool mr_init_slow(void)
 
 		/* After the heap is ready: these may allocate (through us, safely). */
 		if (!atomic_exchange(&once, 1)) {
-			pthread_key_create(&tc_key, tc_destroy);
+			mr_tcache_start();
 			pthread_atfork(fork_prepare, fork_parent, fork_child);
-			mr_stats_init();
+			start_reports();
 		}
 	}
 	return st == 2;
@@ -220,34 +141,121 @@ bool mr_ready(void)
 	return mr_init_slow();
 }
 
-/* ---- pages for the caches and large objects ---- */
+/* ---- when libmemreg cannot serve ---- */
 
-/* Pages for a span of @kind. The head's kind is set under the lock: the buddy heap
- * reads it when it coalesces a neighbour. */
-static uint32_t heap_alloc_pages(uint32_t npages, uint32_t align_order, enum mr_temp temp,
-				 enum mr_span_kind kind)
+static _Atomic uint64_t fallbacks;
+
+static _Atomic int fallback_said;
+
+/* The one line on stderr: why, and that glibc serves from now on. */
+static void fallback_note_reason(void)
 {
-	uint32_t page, node = mr_os_current_node();
-
-	pthread_mutex_lock(&heap_lock);
-	page = mr_buddy_alloc_on(&mr_heap, npages, align_order, temp, node);
-	if (page != MR_NONE) {
-		mr_spans[page].kind = (uint8_t)kind;
-		mr_spans[page].temp = (uint8_t)temp;
-		mr_spans[page].site = 0;
+	if (!atomic_exchange(&fallback_said, 1)) {
+		mr_write_str(2, "libmemreg: ");
+		mr_write_str(2, mr_os_failure());
+		mr_write_str(2, ": glibc's malloc serves what libmemreg cannot\n");
 	}
-	mr_stats_publish();
-	pthread_mutex_unlock(&heap_lock);
-	return page;
 }
 
-static void heap_free_pages(uint32_t page, uint32_t npages)
+void mr_fallback_note(void)
 {
-	pthread_mutex_lock(&heap_lock);
-	mr_heap.spans[page].kind = MR_SPAN_NONE;
-	mr_buddy_free(&mr_heap, page, npages);
-	mr_stats_publish();
-	pthread_mutex_unlock(&heap_lock);
+	uint64_t n = atomic_fetch_add_explicit(&fallbacks, 1, memory_order_relaxed) + 1;
+
+	fallback_note_reason();
+	mr_stats_fallback(n);
+}
+
+/* ---- fork: every layer's locks, top first ---- */
+
+static void fork_prepare(void)
+{
+	mr_tcache_lock_all();
+	mr_heap_lock();
+	mr_sites_lock();
+}
+
+static void fork_parent(void)
+{
+	mr_sites_unlock();
+	mr_heap_unlock();
+	mr_tcache_unlock_all();
+}
+
+/* The child has only the forking thread: the caches of the others stay theirs,
+ * unused (their memory is lost to the child, not corrupted). */
+static void fork_child(void)
+{
+	mr_sites_unlock();
+	mr_heap_unlock();
+	mr_tcache_unlock_all();
+	if (mr_stats_after_fork())
+		mr_classes_after_fork();
+}
+
+/* ---- thread caches ---- */
+
+static pthread_mutex_t gtc_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t tc_key;
+
+/* The cache of threads that have none (starting up, exiting): used under gtc_lock. */
+static struct mr_tcache gtc;
+static struct mr_tcache *pool;	/* caches of exited threads, for reuse */
+static struct mr_tcache *all_caches;	/* every cache, for steal_inboxes */
+
+__thread struct mr_tcache *mr_tc __attribute__((tls_model("initial-exec")));
+static __thread uint8_t mr_tstate __attribute__((tls_model("initial-exec")));
+enum { TS_NEW, TS_INIT, TS_ACTIVE, TS_DEAD };
+
+#define CLASS_PAGES(c) (UINT32_C(1) << mr_class_slab_order[c])
+
+/* A zeroed cache's bins start with no current or partial slab. */
+static void tc_init(struct mr_tcache *tc)
+{
+	for (unsigned t = 0; t < NR_MR_TEMP; t++)
+		for (unsigned c = 0; c < MR_NR_CLASSES; c++)
+			tc->bins[t][c].partial = tc->bins[t][c].cur_head = MR_NONE;
+	tc->temp = MR_TEMP_NORMAL;	/* not hot: hot is for sites known hot */
+}
+
+/* At start-up, before any cache is used: the shared cache, and the free-list key
+ * from the kernel's random bytes, mixed with the arena's address. */
+void mr_tcache_init(void)
+{
+	const unsigned char *rnd = (const unsigned char *)getauxval(AT_RANDOM);
+	unsigned c;
+
+	tc_init(&gtc);
+	all_caches = &gtc;
+	mr_stats_caches(1);
+	if (rnd)
+		memcpy(&mr_free_key, rnd + 8, sizeof(mr_free_key));
+	mr_free_key ^= (uintptr_t)mr_arena_base * 0x9e3779b97f4a7c15u;
+	if (!mr_free_key)
+		mr_free_key = 0x5a5a5a5a5a5a5a5au;
+	for (c = 0; c < MR_NR_CLASSES; c++)
+		mr_class_magic[c] = UINT64_MAX / mr_class_size[c] + 1;
+}
+
+static void tc_destroy(void *arg);
+
+/* Once the heap is ready (may allocate): a thread's exit parks its cache. */
+void mr_tcache_start(void)
+{
+	pthread_key_create(&tc_key, tc_destroy);
+}
+
+/* fork: the caches' locks, the shared cache's first. */
+void mr_tcache_lock_all(void)
+{
+	pthread_mutex_lock(&gtc_lock);
+	pthread_mutex_lock(&pool_lock);
+}
+
+void mr_tcache_unlock_all(void)
+{
+	pthread_mutex_unlock(&pool_lock);
+	pthread_mutex_unlock(&gtc_lock);
 }
 
 /* ---- thread caches ---- */
@@ -268,7 +276,7 @@ static struct mr_tcache *tc_new(void)
 	npages = (uint32_t)((sizeof(*tc) + MR_PAGE_SIZE - 1) / MR_PAGE_SIZE);
 	/* Normal, not hot, though every malloc reads it: in the hot reserve it would
 	 * make every process hold a region more, hot data or not. */
-	page = heap_alloc_pages(npages, 0, MR_TEMP_NORMAL, MR_SPAN_LARGE);
+	page = mr_heap_alloc_pages(npages, 0, MR_TEMP_NORMAL, MR_SPAN_LARGE);
 	if (page == MR_NONE)
 		return NULL;
 	tc = mr_page_addr(page);
@@ -276,19 +284,18 @@ static struct mr_tcache *tc_new(void)
 	tc_init(tc);
 	pthread_mutex_lock(&pool_lock);
 	tc->id = next_id++;
+	mr_stats_caches((uint64_t)tc->id + 1);
 	tc->next_all = all_caches;
 	__atomic_store_n(&all_caches, tc, __ATOMIC_RELEASE);	/* read unlocked: steal_inboxes */
 	pthread_mutex_unlock(&pool_lock);
 	return tc;
 }
 
-/* The calling thread's cache, set up on its first allocation; NULL means "use the
- * shared cache under gtc_lock" (while setting up, after exit, or out of memory). */
 struct mr_tcache *mr_tc_slow(void)
 {
 	struct mr_tcache *tc;
 
-	if (!mr_ready() || mr_tstate != TS_NEW)
+	if (mr_tstate != TS_NEW)
 		return NULL;
 	mr_tstate = TS_INIT;
 	tc = tc_new();
@@ -402,7 +409,7 @@ static void slab_release(struct mr_span *s)
 	/* Interior pages stop looking like a slab's before the pages go back. */
 	for (i = 1; i < s->npages; i++)
 		s[i].kind = MR_SPAN_NONE;
-	heap_free_pages((uint32_t)(s - mr_spans), s->npages);
+	mr_heap_free_pages((uint32_t)(s - mr_spans), s->npages);
 }
 
 static void set_current(struct mr_bin *b, struct mr_span *s);
@@ -560,7 +567,7 @@ static struct mr_span *slab_new(struct mr_tcache *tc, unsigned cls, enum mr_temp
 	uint32_t npages = CLASS_PAGES(cls), page, i;
 	struct mr_span *s;
 
-	page = heap_alloc_pages(npages, 0, temp, MR_SPAN_SLAB);
+	page = mr_heap_alloc_pages(npages, 0, temp, MR_SPAN_SLAB);
 	if (page == MR_NONE)
 		return NULL;
 	s = &mr_spans[page];
@@ -693,14 +700,7 @@ static void stash_flush(struct mr_tcache *tc)
  * it for this), else the answer is no. */
 static bool slab_lower_free(unsigned cls, enum mr_temp temp, uint32_t page)
 {
-	uint32_t r = mr_page_region(&mr_heap, page);
-	bool lower;
-
-	if (r == 0 || pthread_mutex_trylock(&heap_lock) != 0)
-		return false;
-	lower = mr_buddy_lower_free(&mr_heap, mr_class_slab_order[cls], temp, r);
-	pthread_mutex_unlock(&heap_lock);
-	return lower;
+	return mr_heap_lower_free(mr_class_slab_order[cls], temp, page);
 }
 
 /* The bin's next slab: the lowest of the current one (if it has room) and the
@@ -797,34 +797,8 @@ static void tc_destroy(void *arg)
 	pthread_mutex_unlock(&pool_lock);
 }
 
-/* ---- when libmemreg cannot serve ---- */
-
-static _Atomic uint64_t fallbacks;
-
-static _Atomic int fallback_said;
-
-/* The one line on stderr: why, and that glibc serves from now on. */
-static void mr_fallback_note_reason(void)
-{
-	if (!atomic_exchange(&fallback_said, 1)) {
-		mr_write_str(2, "libmemreg: ");
-		mr_write_str(2, mr_os_failure());
-		mr_write_str(2, ": glibc's malloc serves what libmemreg cannot\n");
-	}
-}
-
-void mr_fallback_note(void)
-{
-	uint64_t n = atomic_fetch_add_explicit(&fallbacks, 1, memory_order_relaxed) + 1;
-
-	mr_fallback_note_reason();
-	mr_stats_fallback(n);
-}
-
 /* ---- large and huge objects ---- */
 
-/* Whether the arena could ever hold @size bytes aligned to @align (a power of two):
- * false means ENOMEM as glibc says it for impossible requests, not a fallback. */
 bool mr_large_fits(size_t size, size_t align)
 {
 	size_t max_bytes = (size_t)mr_arena_max_regions << (mr_heap.region_order + MR_PAGE_SHIFT);
@@ -843,91 +817,32 @@ void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp)
 	if (align > MR_PAGE_SIZE)
 		align_order = (uint32_t)__builtin_ctzll(align) - MR_PAGE_SHIFT;
 	if (npages <= (UINT64_C(1) << ro) && align_order <= ro) {
-		page = heap_alloc_pages((uint32_t)npages, align_order, temp, MR_SPAN_LARGE);
-		if (page == MR_NONE)
-			return NULL;
+		page = mr_heap_alloc_pages((uint32_t)npages, align_order, temp, MR_SPAN_LARGE);
 	} else {
 		uint64_t nreg = (npages + (UINT64_C(1) << ro) - 1) >> ro;
 		uint64_t areg = align_order > ro ? UINT64_C(1) << (align_order - ro) : 1;
 
 		if (nreg > mr_arena_max_regions || areg > mr_arena_max_regions)
 			return NULL;
-		uint32_t node = mr_os_current_node();
-
-		pthread_mutex_lock(&heap_lock);
-		page = mr_buddy_alloc_huge_on(&mr_heap, (uint32_t)nreg, (uint32_t)areg, temp, node);
-		if (page != MR_NONE) {
-			mr_spans[page].temp = (uint8_t)temp;
-			mr_spans[page].site = 0;
-		}
-		mr_stats_publish();
-		pthread_mutex_unlock(&heap_lock);
-		if (page == MR_NONE)
-			return NULL;
+		page = mr_heap_alloc_huge((uint32_t)nreg, (uint32_t)areg, temp);
 	}
+	if (page == MR_NONE)
+		return NULL;
 	return mr_page_addr(page);
 }
 
 void mr_large_free(struct mr_span *s)
 {
-	uint32_t page = (uint32_t)(s - mr_spans);
-
-	pthread_mutex_lock(&heap_lock);
-	if (s->kind == MR_SPAN_HUGE) {
-		s->kind = MR_SPAN_NONE;
-		mr_buddy_free_huge(&mr_heap, page);
-	} else {
-		s->kind = MR_SPAN_NONE;
-		mr_buddy_free(&mr_heap, page, s->npages);
-	}
-	mr_stats_publish();
-	pthread_mutex_unlock(&heap_lock);
+	mr_heap_free_span(s);
 }
 
-/* Resize a large or huge span in place; false if it cannot be. */
 bool mr_large_resize(struct mr_span *s, size_t size)
 {
-	uint64_t npages;
-	uint32_t page = (uint32_t)(s - mr_spans), ro = mr_heap.region_order;
-	bool ok = false;
-
 	/* Above the arena it cannot fit; below, the page count cannot wrap to a
 	 * shrink (realloc(p, SIZE_MAX - 10) once freed the block and kept it). */
 	if (size > MR_ARENA_MAX || size == 0)
 		return false;
-	npages = (size + MR_PAGE_SIZE - 1) >> MR_PAGE_SHIFT;
-
-	pthread_mutex_lock(&heap_lock);
-	if (s->kind == MR_SPAN_LARGE) {
-		if (npages > (UINT64_C(1) << ro)) {
-			ok = false;
-		} else if (npages <= s->npages) {
-			if (npages < s->npages) {
-				uint32_t old = s->npages;
-
-				s->npages = (uint32_t)npages;
-				mr_buddy_free(&mr_heap, page + (uint32_t)npages, old - (uint32_t)npages);
-			}
-			ok = true;
-		} else {
-			ok = mr_buddy_grow(&mr_heap, page, s->npages, (uint32_t)npages);
-		}
-	} else if (s->kind == MR_SPAN_HUGE) {
-		uint64_t nreg = (npages + (UINT64_C(1) << ro) - 1) >> ro;
-		uint32_t cur = s->npages >> ro;
-
-		if (npages <= (UINT64_C(1) << (ro - 1))) {
-			ok = false;	/* much smaller: move it into the buddy heap */
-		} else if (nreg <= cur) {
-			mr_buddy_shrink_huge(&mr_heap, page, (uint32_t)nreg);
-			ok = true;
-		} else if (nreg <= mr_arena_max_regions) {
-			ok = mr_buddy_grow_huge(&mr_heap, page, (uint32_t)nreg);
-		}
-	}
-	mr_stats_publish();
-	pthread_mutex_unlock(&heap_lock);
-	return ok;
+	return mr_heap_resize_span(s, (size + MR_PAGE_SIZE - 1) >> MR_PAGE_SHIFT);
 }
 
 size_t mr_usable_size_span(const struct mr_span *s)
@@ -935,62 +850,4 @@ size_t mr_usable_size_span(const struct mr_span *s)
 	if (s->kind == MR_SPAN_SLAB)
 		return mr_class_size[s->cls];
 	return (size_t)s->npages << MR_PAGE_SHIFT;
-}
-
-/* ---- decay, trim, fork ---- */
-
-bool mr_heap_trim(void)
-{
-	uint64_t given;
-
-	pthread_mutex_lock(&heap_lock);
-	given = mr_buddy_decay(&mr_heap, true);
-	mr_stats_publish();
-	pthread_mutex_unlock(&heap_lock);
-	return given != 0;
-}
-
-static void fork_prepare(void)
-{
-	pthread_mutex_lock(&gtc_lock);
-	pthread_mutex_lock(&pool_lock);
-	pthread_mutex_lock(&heap_lock);
-	mr_sites_lock();
-}
-
-static void fork_parent(void)
-{
-	mr_sites_unlock();
-	pthread_mutex_unlock(&heap_lock);
-	pthread_mutex_unlock(&pool_lock);
-	pthread_mutex_unlock(&gtc_lock);
-}
-
-/* The child has only the forking thread: the caches of the others stay theirs,
- * unused (their memory is lost to the child, not corrupted). */
-static void fork_child(void)
-{
-	mr_sites_unlock();
-	pthread_mutex_unlock(&heap_lock);
-	pthread_mutex_unlock(&pool_lock);
-	pthread_mutex_unlock(&gtc_lock);
-	mr_stats_after_fork();
-}
-
-/* Stats walk: under the heap lock (region table) and the pool lock (cache list). */
-void mr_heap_lock(void)
-{
-	pthread_mutex_lock(&pool_lock);
-	pthread_mutex_lock(&heap_lock);
-}
-
-void mr_heap_unlock(void)
-{
-	pthread_mutex_unlock(&heap_lock);
-	pthread_mutex_unlock(&pool_lock);
-}
-
-struct mr_tcache *mr_all_caches(void)
-{
-	return all_caches;
 }

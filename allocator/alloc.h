@@ -1,5 +1,5 @@
-/* The allocator's internal API between alloc.c (caches, spans), interpose.c (the
- * exported malloc family), sites.c (hot/cold sites) and stats.c. */
+/* The allocator's internal API between alloc.c (start-up, caches, large spans),
+ * interpose.c (the exported malloc family) and sites.c (hot/cold sites). */
 #ifndef MR_ALLOCATOR_ALLOC_H
 #define MR_ALLOCATOR_ALLOC_H
 
@@ -7,10 +7,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "allocator/buddy.h"
+#include "allocator/heap.h"
 #include "allocator/internal.h"
 #include "allocator/os.h"
+#include "allocator/stats.h"
 
+/* "alloc.c": start-up */
+/* Whether the heap is ready; the first call sets it up (any thread may). */
+bool mr_ready(void) MR_HIDDEN;
+/* An allocation went to glibc's malloc: count it, say so once on stderr. */
+void mr_fallback_note(void) MR_HIDDEN;
+
+/* "alloc.c": thread caches and slabs */
 /* struct mr_bin - one size class of one temperature in a thread cache: the current
  * slab's free objects, and the slabs with free objects that are not current. */
 struct mr_bin {
@@ -35,28 +43,21 @@ struct mr_tcache {
 	uint32_t id;
 };
 
-/* "alloc.c" */
-extern struct mr_heap mr_heap MR_HIDDEN;
-extern int mr_sites_on MR_HIDDEN;
 extern __thread struct mr_tcache *mr_tc MR_HIDDEN __attribute__((tls_model("initial-exec")));
-bool mr_ready(void) MR_HIDDEN;
+/* The calling thread's cache, set up on its first allocation (the heap is ready:
+ * the caller made sure); NULL means "use the shared cache"
+ * (mr_small_alloc_shared: while setting up, after exit, or out of memory). */
 struct mr_tcache *mr_tc_slow(void) MR_HIDDEN;
 void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp) MR_HIDDEN;
 void *mr_small_alloc_shared(unsigned cls, enum mr_temp temp) MR_HIDDEN;
 void mr_local_free_slow(struct mr_bin *b, struct mr_span *s, void *p) MR_HIDDEN;
 void mr_remote_free(struct mr_span *s, void *p) MR_HIDDEN;
-void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp) MR_HIDDEN;
-bool mr_large_fits(size_t size, size_t align) MR_HIDDEN;
-/* An allocation went to glibc's malloc: count it, say so once on stderr. */
-void mr_fallback_note(void) MR_HIDDEN;
-void mr_large_free(struct mr_span *s) MR_HIDDEN;
-bool mr_large_resize(struct mr_span *s, size_t size) MR_HIDDEN;
-size_t mr_usable_size_span(const struct mr_span *s) MR_HIDDEN;
-/* malloc_trim: every free page back to the OS now; whether there was any. */
-bool mr_heap_trim(void) MR_HIDDEN;
-void mr_heap_lock(void) MR_HIDDEN;
-void mr_heap_unlock(void) MR_HIDDEN;
-struct mr_tcache *mr_all_caches(void) MR_HIDDEN;
+/* Start-up: the shared cache and the free-list key (the arena published), then,
+ * once the heap is ready, the thread-exit hook. fork: every cache lock. */
+void mr_tcache_init(void) MR_HIDDEN;
+void mr_tcache_start(void) MR_HIDDEN;
+void mr_tcache_lock_all(void) MR_HIDDEN;
+void mr_tcache_unlock_all(void) MR_HIDDEN;
 
 /* ---- heap integrity (glibc's level): free lists of small objects ----
  * Safe-linking as in glibc 2.32: a free object's next pointer is stored as
@@ -110,7 +111,19 @@ static inline void *mr_list_pop(void **head)
 	return p;
 }
 
+/* "alloc.c": large and huge objects */
+void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp) MR_HIDDEN;
+/* Whether the arena could ever hold @size bytes aligned to @align (a power of two):
+ * false means ENOMEM as glibc says it for impossible requests, not a fallback. */
+bool mr_large_fits(size_t size, size_t align) MR_HIDDEN;
+void mr_large_free(struct mr_span *s) MR_HIDDEN;
+/* Resize a large or huge span in place; false if it cannot be. */
+bool mr_large_resize(struct mr_span *s, size_t size) MR_HIDDEN;
+size_t mr_usable_size_span(const struct mr_span *s) MR_HIDDEN;
+
 /* "sites.c" */
+/* Whether any site has a class (the front end then looks each one up). */
+extern int mr_sites_on MR_HIDDEN;
 /* The temperature of allocation site @ret (a return address), @def if unknown. */
 enum mr_temp mr_site_temp(const void *ret, enum mr_temp def) MR_HIDDEN;
 int mr_site_set(const void *ret, enum mr_temp temp) MR_HIDDEN;
@@ -134,33 +147,5 @@ void mr_sites_unlock(void) MR_HIDDEN;
  * request. Called on the slow path (mr_site_id), with no lock held. */
 void mr_classes_poll(void) MR_HIDDEN;
 void mr_classes_after_fork(void) MR_HIDDEN;
-
-/* "stats.c" */
-void mr_stats_init(void) MR_HIDDEN;
-void mr_stats_after_fork(void) MR_HIDDEN;
-void mr_stats_publish(void) MR_HIDDEN;	/* heap lock held; no-op unless exporting */
-/* @n allocations have gone to glibc (no lock: one counter, stored atomically). */
-void mr_stats_fallback(uint64_t n) MR_HIDDEN;
-/* The arena could not be set up: export what stats there are (disabled = 1). */
-void mr_stats_init_disabled(void) MR_HIDDEN;
-/* struct mr_heap_totals - the heap in bytes, for mallinfo2, malloc_stats, malloc_info
- * and memreg_get_stats (what `memregctl alloc-stats` shows, summed). */
-struct mr_heap_totals {
-	uint64_t region_bytes;
-	uint64_t active_bytes;		/* regions opened for spans and slabs (not huge) */
-	uint64_t used_bytes;		/* pages of live spans and slabs in them */
-	uint64_t huge_runs, huge_bytes;	/* live runs of whole regions */
-	uint64_t peak_used_bytes;	/* of used_bytes + huge_bytes */
-	uint64_t free_blocks;		/* free blocks of the active regions */
-	uint64_t releasable_bytes;	/* free and not clean: what malloc_trim gives back */
-	uint64_t runs_purged_bytes;	/* free blocks of regions in use given back, so far */
-	uint64_t regions_live;
-	uint64_t glibc_fallbacks;
-};
-/* Takes the heap lock. */
-void mr_stats_totals(struct mr_heap_totals *t) MR_HIDDEN;
-/* The export's classes page and memfd (NULL / -1 when not exporting). */
-struct mr_alloc_classes *mr_stats_classes(void) MR_HIDDEN;
-int mr_stats_export_fd(void) MR_HIDDEN;
 
 #endif
