@@ -1,4 +1,4 @@
-/* The allocator's internal API between alloc.c (start-up, caches, large spans),
+/* The allocator's internal API between alloc.c (start-up, thread caches),
  * interpose.c (the exported malloc family) and sites.c (hot/cold sites). */
 #ifndef MR_ALLOCATOR_ALLOC_H
 #define MR_ALLOCATOR_ALLOC_H
@@ -110,16 +110,6 @@ static inline void *mr_list_pop(void **head)
 	((uintptr_t *)p)[1] = 0;
 	return p;
 }
-
-/* "alloc.c": large and huge objects */
-void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp) MR_HIDDEN;
-/* Whether the arena could ever hold @size bytes aligned to @align (a power of two):
- * false means ENOMEM as glibc says it for impossible requests, not a fallback. */
-bool mr_large_fits(size_t size, size_t align) MR_HIDDEN;
-void mr_large_free(struct mr_span *s) MR_HIDDEN;
-/* Resize a large or huge span in place; false if it cannot be. */
-bool mr_large_resize(struct mr_span *s, size_t size) MR_HIDDEN;
-size_t mr_usable_size_span(const struct mr_span *s) MR_HIDDEN;
 
 /* "sites.c" */
 /* Whether any site has a class (the front end then looks each one up). */

@@ -14,6 +14,7 @@
 #include "allocator/alloc.h"
 #include "allocator/heap.h"
 #include "allocator/internal.h"
+#include "allocator/large.h"
 #include "allocator/os.h"
 #include "allocator/stats.h"
 #include "memreg.h"
