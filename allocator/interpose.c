@@ -17,6 +17,7 @@
 #include "allocator/large.h"
 #include "allocator/os.h"
 #include "allocator/stats.h"
+#include "allocator/tcache.h"
 #include "memreg.h"
 
 #define MR_EXPORT __attribute__((visibility("default")))

@@ -6,6 +6,7 @@ libmemreg_la_SOURCES = \
 	allocator/internal.h allocator/alloc.h allocator/stats-format.h allocator/classes-format.h \
 	allocator/buddy.h allocator/os.h allocator/os.c \
 	allocator/heap.h allocator/heap.c allocator/stats.h allocator/large.h allocator/large.c \
+	allocator/tcache.h allocator/tcache.c \
 	allocator/buddy.c allocator/sizeclass.c allocator/options.c allocator/fmt.c \
 	allocator/alloc.c allocator/sites.c allocator/stats.c allocator/interpose.c \
 	allocator/hotcold.c
@@ -85,7 +86,7 @@ MR_FUZZ_RENAME = -DMR_NO_ALIASES -Dmalloc=mrz_malloc -Dfree=mrz_free -Dcalloc=mr
 	-Dcfree=mrz_cfree -Dfree_sized=mrz_free_sized -Dfree_aligned_sized=mrz_free_aligned_sized
 MR_ALLOC_CORE_SRCS = allocator/buddy.c allocator/sizeclass.c allocator/options.c \
 	allocator/fmt.c allocator/alloc.c allocator/sites.c allocator/stats.c allocator/interpose.c \
-	allocator/os.c allocator/heap.c allocator/large.c
+	allocator/os.c allocator/heap.c allocator/large.c allocator/tcache.c
 EXTRA_DIST += tests/alloc/fuzz-alloc.c
 if HAVE_CLANG
 tests/alloc/fuzz-alloc: $(MR_ALLOC_CORE_SRCS:%=$(srcdir)/%) $(srcdir)/tests/alloc/fuzz-alloc.c
