@@ -11,11 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "allocator/alloc.h"
 #include "allocator/heap.h"
+#include "allocator/init.h"
 #include "allocator/internal.h"
 #include "allocator/large.h"
 #include "allocator/os.h"
+#include "allocator/sites.h"
 #include "allocator/stats.h"
 #include "allocator/tcache.h"
 #include "memreg.h"

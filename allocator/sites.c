@@ -16,11 +16,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "allocator/alloc.h"
 #include "allocator/classes-format.h"
 #include "allocator/heap.h"
 #include "allocator/internal.h"
 #include "allocator/os.h"
+#include "allocator/sites.h"
 #include "allocator/stats.h"
 
 #define SITE_BITS 14

@@ -1,4 +1,6 @@
-/* libmemreg's start-up and fork, and the fallback line. */
+/* Start-up and fork: the first allocation reads the options, reserves the arena and
+ * sets every layer up, bottom first; fork takes every layer's locks, top first;
+ * when libmemreg cannot serve, the one line on stderr. Called by the front end only. */
 #include "config.h"
 
 #include <pthread.h>
@@ -6,10 +8,11 @@
 #include <stdlib.h>
 #include <sys/auxv.h>
 
-#include "allocator/alloc.h"
 #include "allocator/heap.h"
+#include "allocator/init.h"
 #include "allocator/internal.h"
 #include "allocator/os.h"
+#include "allocator/sites.h"
 #include "allocator/stats.h"
 #include "allocator/tcache.h"
 

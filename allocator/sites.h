@@ -1,24 +1,16 @@
-/* The allocator's internal API between alloc.c (start-up),
- * interpose.c (the exported malloc family) and sites.c (hot/cold sites). */
-#ifndef MR_ALLOCATOR_ALLOC_H
-#define MR_ALLOCATOR_ALLOC_H
+/* Allocation sites (sites.c): each site's temperature (profile, memreg.h calls, the
+ * controller's classes page), site tracking for the site map, and the map itself.
+ * Read by the front end; walks the page heap and writes into the stats export,
+ * both below it. Nothing here allocates. */
+#ifndef MR_ALLOCATOR_SITES_H
+#define MR_ALLOCATOR_SITES_H
 
-#include <stdatomic.h>
-#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
-#include "allocator/heap.h"
 #include "allocator/internal.h"
 #include "allocator/os.h"
-#include "allocator/stats.h"
 
-/* "alloc.c": start-up */
-/* Whether the heap is ready; the first call sets it up (any thread may). */
-bool mr_ready(void) MR_HIDDEN;
-/* An allocation went to glibc's malloc: count it, say so once on stderr. */
-void mr_fallback_note(void) MR_HIDDEN;
-
-/* "sites.c" */
 /* Whether any site has a class (the front end then looks each one up). */
 extern int mr_sites_on MR_HIDDEN;
 /* The temperature of allocation site @ret (a return address), @def if unknown. */
