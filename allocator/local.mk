@@ -3,8 +3,8 @@
 lib_LTLIBRARIES += libmemreg.la
 include_HEADERS += include/memreg.h
 # The layers, top to bottom, each calling only those below (docs/allocator.md,
-# "Layers"): the front end, start-up, thread caches, large spans, sites, the page
-# heap (heap.c, stats.c, buddy.c), the OS; the base under all.
+# "Layers"; tests/alloc/layers.sh checks it): the front end, start-up, thread caches,
+# large spans, sites, the page heap (heap.c, stats.c, buddy.c), the OS; the base.
 libmemreg_la_SOURCES = \
 	allocator/interpose.c allocator/hotcold.c \
 	allocator/init.h allocator/init.c \
@@ -75,10 +75,11 @@ tests_alloc_packing_SOURCES = tests/alloc/packing.c
 tests_alloc_packing_CFLAGS = $(AM_CFLAGS) -fno-builtin
 tests_alloc_packing_LDADD = -ldl -lpthread
 TESTS += tests/alloc/stress.sh tests/alloc/safety.sh tests/alloc/packing.sh tests/alloc/sites.sh tests/alloc/alloc-stats.sh tests/alloc/realprog-tools.sh \
-	tests/alloc/realprog-python.sh tests/alloc/memory.sh tests/alloc/packaging.sh
+	tests/alloc/realprog-python.sh tests/alloc/memory.sh tests/alloc/packaging.sh tests/alloc/layers.sh
 endif
 EXTRA_DIST += tests/alloc/preload.sh tests/alloc/stress.sh tests/alloc/safety.sh tests/alloc/packing.sh tests/alloc/sites.sh tests/alloc/alloc-stats.sh tests/alloc/realprog-tools.sh \
-	tests/alloc/realprog-python.sh tests/alloc/memory.sh tests/alloc/packaging.sh tests/alloc/api-prog.c
+	tests/alloc/realprog-python.sh tests/alloc/memory.sh tests/alloc/packaging.sh tests/alloc/api-prog.c \
+	tests/alloc/layers.sh
 
 tools_memregctl_SOURCES += tools/cmd-alloc-stats.c
 
