@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "allocator/internal.h"
+#include "allocator/buddy.h"
 
 #define ORDER_PAGES(k) (UINT32_C(1) << (k))
 
@@ -410,16 +410,6 @@ static int open_region(struct mr_heap *h, uint32_t r)
 	list_push(h, page, h->region_order, 0, 0);
 	changed(h, r);
 	return 0;
-}
-
-uint32_t mr_buddy_node_of(const struct mr_heap *h, uint32_t region)
-{
-	uint32_t n;
-
-	for (n = 0; n + 1 < h->nnodes; n++)
-		if (region < h->node_hi[n])
-			return n;
-	return n;
 }
 
 /* A hot block: the lowest region with one in the group's hot reserve, opening the

@@ -11,8 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "allocator/alloc.h"
+#include "allocator/heap.h"
+#include "allocator/init.h"
 #include "allocator/internal.h"
+#include "allocator/large.h"
+#include "allocator/os.h"
+#include "allocator/sites.h"
+#include "allocator/stats.h"
+#include "allocator/tcache.h"
 #include "memreg.h"
 
 #define MR_EXPORT __attribute__((visibility("default")))
@@ -543,7 +549,7 @@ MR_EXPORT int malloc_trim(size_t pad)
 }
 
 /* ---- mallinfo2, mallinfo, malloc_stats, malloc_info: libmemreg's heap ----
- * glibc's fields, filled from the page heap (mr_stats_totals): arena = the regions
+ * glibc's fields, filled from the page heap (mr_heap_totals): arena = the regions
  * opened for spans and slabs, uordblks = pages of live spans and slabs in them,
  * fordblks = the rest of those regions, ordblks = their free blocks, hblks/hblkhd =
  * runs of whole regions (glibc's mmapped chunks), keepcost = free pages not clean
@@ -586,7 +592,7 @@ MR_EXPORT struct mallinfo2 mallinfo2(void)
 		memset(&none, 0, sizeof(none));
 		return none;
 	}
-	mr_stats_totals(&t);
+	mr_heap_totals(&t);
 	return info_of(&t);
 }
 
@@ -640,7 +646,7 @@ MR_EXPORT void malloc_stats(void)
 		errno = e;
 		return;
 	}
-	mr_stats_totals(&t);
+	mr_heap_totals(&t);
 	mr_write_str(2, "Arena 0:\n");
 	put_line("system bytes     = ", t.active_bytes);
 	put_line("in use bytes     = ", t.used_bytes);
@@ -665,7 +671,7 @@ MR_EXPORT int malloc_info(int options, FILE *fp)
 
 		return g ? g(options, fp) : EINVAL;
 	}
-	mr_stats_totals(&t);
+	mr_heap_totals(&t);
 	sys = t.active_bytes;
 	rest = t.active_bytes - t.used_bytes;
 	fprintf(fp, "<malloc version=\"1\">\n<heap nr=\"0\">\n<sizes>\n</sizes>\n"
@@ -740,7 +746,7 @@ MR_EXPORT int memreg_set_thread_class(int cls)
 
 	if (cls < MEMREG_HOT || cls > MEMREG_COLD)
 		return -EINVAL;
-	tc = mr_tc ? mr_tc : mr_tc_slow();
+	tc = mr_tc ? mr_tc : mr_ready() ? mr_tc_slow() : NULL;
 	if (!tc)
 		return -ENOMEM;
 	old = tc->temp;
@@ -772,7 +778,7 @@ MR_EXPORT int memreg_get_stats(struct memreg_stats *st, size_t size)
 	if (!st)
 		return -EINVAL;
 	mr_ready();
-	mr_stats_totals(&t);
+	mr_heap_totals(&t);
 	all.region_bytes = t.region_bytes;
 	all.regions_live = t.regions_live;
 	all.used_bytes = t.used_bytes + t.huge_bytes;

@@ -2,11 +2,21 @@
 # but libc (start-up cost): no libmrcore, json-c or hwloc.
 lib_LTLIBRARIES += libmemreg.la
 include_HEADERS += include/memreg.h
+# The layers, top to bottom, each calling only those below (docs/allocator.md,
+# "Layers"; tests/alloc/layers.sh checks it): the front end, start-up, thread caches,
+# large spans, sites, the page heap (heap.c, stats.c, buddy.c), the OS; the base.
 libmemreg_la_SOURCES = \
-	allocator/internal.h allocator/alloc.h allocator/stats-format.h allocator/classes-format.h \
-	allocator/buddy.c allocator/sizeclass.c allocator/options.c allocator/fmt.c \
-	allocator/alloc.c allocator/sites.c allocator/stats.c allocator/interpose.c \
-	allocator/hotcold.c
+	allocator/interpose.c allocator/hotcold.c \
+	allocator/init.h allocator/init.c \
+	allocator/tcache.h allocator/tcache.c \
+	allocator/large.h allocator/large.c \
+	allocator/sites.h allocator/sites.c \
+	allocator/heap.h allocator/heap.c \
+	allocator/stats.h allocator/stats.c \
+	allocator/buddy.h allocator/buddy.c \
+	allocator/os.h allocator/os.c \
+	allocator/internal.h allocator/stats-format.h allocator/classes-format.h \
+	allocator/sizeclass.c allocator/options.c allocator/fmt.c
 libmemreg_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -fno-semantic-interposition \
 	-fno-builtin-malloc -fno-builtin-free -fno-builtin-calloc -fno-builtin-realloc \
 	-ftls-model=initial-exec -O2
@@ -65,10 +75,11 @@ tests_alloc_packing_SOURCES = tests/alloc/packing.c
 tests_alloc_packing_CFLAGS = $(AM_CFLAGS) -fno-builtin
 tests_alloc_packing_LDADD = -ldl -lpthread
 TESTS += tests/alloc/stress.sh tests/alloc/safety.sh tests/alloc/packing.sh tests/alloc/sites.sh tests/alloc/alloc-stats.sh tests/alloc/realprog-tools.sh \
-	tests/alloc/realprog-python.sh tests/alloc/memory.sh tests/alloc/packaging.sh
+	tests/alloc/realprog-python.sh tests/alloc/memory.sh tests/alloc/packaging.sh tests/alloc/layers.sh
 endif
 EXTRA_DIST += tests/alloc/preload.sh tests/alloc/stress.sh tests/alloc/safety.sh tests/alloc/packing.sh tests/alloc/sites.sh tests/alloc/alloc-stats.sh tests/alloc/realprog-tools.sh \
-	tests/alloc/realprog-python.sh tests/alloc/memory.sh tests/alloc/packaging.sh tests/alloc/api-prog.c
+	tests/alloc/realprog-python.sh tests/alloc/memory.sh tests/alloc/packaging.sh tests/alloc/api-prog.c \
+	tests/alloc/layers.sh
 
 tools_memregctl_SOURCES += tools/cmd-alloc-stats.c
 
@@ -81,8 +92,9 @@ MR_FUZZ_RENAME = -DMR_NO_ALIASES -Dmalloc=mrz_malloc -Dfree=mrz_free -Dcalloc=mr
 	-Dmemalign=mrz_memalign -Dvalloc=mrz_valloc -Dpvalloc=mrz_pvalloc \
 	-Dmalloc_usable_size=mrz_malloc_usable_size -Dmalloc_trim=mrz_malloc_trim \
 	-Dcfree=mrz_cfree -Dfree_sized=mrz_free_sized -Dfree_aligned_sized=mrz_free_aligned_sized
-MR_ALLOC_CORE_SRCS = allocator/buddy.c allocator/sizeclass.c allocator/options.c \
-	allocator/fmt.c allocator/alloc.c allocator/sites.c allocator/stats.c allocator/interpose.c
+MR_ALLOC_CORE_SRCS = allocator/interpose.c allocator/init.c allocator/tcache.c \
+	allocator/large.c allocator/sites.c allocator/heap.c allocator/stats.c allocator/buddy.c \
+	allocator/os.c allocator/sizeclass.c allocator/options.c allocator/fmt.c
 EXTRA_DIST += tests/alloc/fuzz-alloc.c
 if HAVE_CLANG
 tests/alloc/fuzz-alloc: $(MR_ALLOC_CORE_SRCS:%=$(srcdir)/%) $(srcdir)/tests/alloc/fuzz-alloc.c

@@ -16,9 +16,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "allocator/alloc.h"
 #include "allocator/classes-format.h"
+#include "allocator/heap.h"
 #include "allocator/internal.h"
+#include "allocator/os.h"
+#include "allocator/sites.h"
+#include "allocator/stats.h"
 
 #define SITE_BITS 14
 #define SITE_SLOTS (1u << SITE_BITS)
@@ -28,6 +31,7 @@ struct site_slot {
 	uint8_t temp;
 };
 
+int mr_sites_on;
 static struct site_slot sites[SITE_SLOTS];
 static pthread_mutex_t sites_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The live hand-over's: one thread at a time reads the classes page or writes a site

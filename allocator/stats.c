@@ -5,35 +5,35 @@
 
 #include <fcntl.h>
 #include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "allocator/alloc.h"
+#include "allocator/buddy.h"
 #include "allocator/classes-format.h"
 #include "allocator/internal.h"
+#include "allocator/os.h"
 #include "allocator/stats-format.h"
+#include "allocator/stats.h"
 
 static struct mr_alloc_stats_file *export_map;
 static struct mr_alloc_classes *export_classes;	/* in export_map's mapping */
 static int export_pending;	/* a forked child exports on its first heap change */
 static int export_full;		/* the next publish fills every entry (a new export) */
-static void export_open_locked(void);
+static bool export_tracking;	/* the classes page is read (mr_stats_export_open) */
 static size_t export_bytes;
 static int export_fd = -1;
 static long export_pid;
 static _Atomic uint64_t glibc_fallbacks;
+static _Atomic uint64_t thread_caches;
 static int disabled;
 
 /* The counters that are not sums over regions (a few reads; nnodes is 1 but on
  * NUMA machines); the caller holds the heap lock. */
-static void collect_header(struct mr_alloc_stats_file *f)
+static void collect_header(const struct mr_heap *h, struct mr_alloc_stats_file *f)
 {
-	const struct mr_heap *h = &mr_heap;
 	uint64_t page = MR_PAGE_SIZE;
-	struct mr_tcache *tc = mr_all_caches();
 	uint32_t r;
 
 	f->region_bytes = page << h->region_order;
@@ -51,16 +51,15 @@ static void collect_header(struct mr_alloc_stats_file *f)
 		f->hot_regions += h->hot_end[r] - h->node_lo[r] + h->hot_top[r] - h->norm_lo[r];
 		f->cold_regions += h->node_hi[r] - h->cold_bottom[r];
 	}
-	/* The shared cache (id 0) and every cache made since, ids 1, 2...: the newest
-	 * is first in the list. */
-	f->thread_caches = tc ? (uint64_t)tc->id + 1 : 0;
+	/* The shared cache (id 0) and every cache made since, ids 1, 2... */
+	f->thread_caches = atomic_load_explicit(&thread_caches, memory_order_relaxed);
 }
 
 /* Region @r's entry, and the live/empty counts moved from its old entry to the new
  * one (an incremental publish); the caller holds the heap lock. */
-static void collect_region(struct mr_alloc_stats_file *f, uint32_t r)
+static void collect_region(const struct mr_heap *h, struct mr_alloc_stats_file *f, uint32_t r)
 {
-	const struct mr_region_info *ri = &mr_heap.regions[r];
+	const struct mr_region_info *ri = &h->regions[r];
 	struct mr_alloc_stats_region *e = &f->region[r];
 
 	f->regions_live -= e->used_bytes != 0;
@@ -77,19 +76,18 @@ static void collect_region(struct mr_alloc_stats_file *f, uint32_t r)
 
 /* Fill @f from the whole heap, its first @max_regions entries too; the caller holds
  * the heap lock. */
-static void collect(struct mr_alloc_stats_file *f, uint32_t max_regions)
+static void collect(const struct mr_heap *h, struct mr_alloc_stats_file *f, uint32_t max_regions)
 {
-	const struct mr_heap *h = &mr_heap;
 	uint32_t r, n = h->nregions < max_regions ? h->nregions : max_regions;
 
-	collect_header(f);
+	collect_header(h, f);
 	f->regions_live = f->regions_empty = 0;
 	for (r = 0; r < h->nregions; r++) {
 		const struct mr_region_info *ri = &h->regions[r];
 
 		if (r < n) {
 			memset(&f->region[r], 0, sizeof(f->region[r]));
-			collect_region(f, r);
+			collect_region(h, f, r);
 		} else if (ri->used_pages) {
 			f->regions_live++;
 		} else if (ri->state == MR_REGION_ACTIVE) {
@@ -98,14 +96,12 @@ static void collect(struct mr_alloc_stats_file *f, uint32_t max_regions)
 	}
 }
 
-/* The regions the page heap changed since the last publish (mr_heap.changed): their
+/* The regions the page heap changed since the last publish (h->changed): their
  * entries only, so a page-heap operation costs the export a few writes, not a walk
  * of every region under the heap lock. */
-static void collect_changed(struct mr_alloc_stats_file *f)
+static void collect_changed(struct mr_heap *h, struct mr_alloc_stats_file *f)
 {
-	struct mr_heap *h = &mr_heap;
-
-	collect_header(f);
+	collect_header(h, f);
 	while (h->changed_summary) {
 		uint32_t w = (uint32_t)__builtin_ctzll(h->changed_summary);
 		uint64_t bits = h->changed[w];
@@ -117,19 +113,19 @@ static void collect_changed(struct mr_alloc_stats_file *f)
 
 			bits &= bits - 1;
 			if (r < f->nregions)
-				collect_region(f, r);
+				collect_region(h, f, r);
 		}
 	}
 }
 
 /* Called with the heap lock held after page-heap changes, when exporting. */
-void mr_stats_publish(void)
+void mr_stats_publish(struct mr_heap *h)
 {
 	struct mr_alloc_stats_file *f;
 
 	if (MR_UNLIKELY(export_pending)) {
 		export_pending = 0;
-		export_open_locked();
+		mr_stats_export_open(export_tracking);
 	}
 	f = export_map;
 	if (!f)
@@ -137,11 +133,11 @@ void mr_stats_publish(void)
 	__atomic_store_n(&f->seq, f->seq + 1, __ATOMIC_RELEASE);
 	if (MR_UNLIKELY(export_full)) {
 		export_full = 0;
-		memset(mr_heap.changed, 0, sizeof(mr_heap.changed));
-		mr_heap.changed_summary = 0;
-		collect(f, f->nregions);
+		memset(h->changed, 0, sizeof(h->changed));
+		h->changed_summary = 0;
+		collect(h, f, f->nregions);
 	} else {
-		collect_changed(f);
+		collect_changed(h, f);
 	}
 	__atomic_store_n(&f->seq, f->seq + 1, __ATOMIC_RELEASE);
 }
@@ -155,16 +151,21 @@ void mr_stats_fallback(uint64_t n)
 		__atomic_store_n(&f->glibc_fallbacks, n, __ATOMIC_RELAXED);
 }
 
-void mr_stats_totals(struct mr_heap_totals *t)
+void mr_stats_caches(uint64_t n)
 {
-	const struct mr_heap *h = &mr_heap;
-	uint32_t r, k, p;
+	atomic_store_explicit(&thread_caches, n, memory_order_relaxed);
+}
 
+void mr_stats_totals_zero(struct mr_heap_totals *t)
+{
 	memset(t, 0, sizeof(*t));
 	t->glibc_fallbacks = atomic_load_explicit(&glibc_fallbacks, memory_order_relaxed);
-	if (!mr_arena_base)
-		return;
-	mr_heap_lock();
+}
+
+void mr_stats_totals(const struct mr_heap *h, struct mr_heap_totals *t)
+{
+	uint32_t r, k, p;
+
 	t->region_bytes = MR_PAGE_SIZE << h->region_order;
 	t->peak_used_bytes = h->peak_pages * MR_PAGE_SIZE;
 	t->runs_purged_bytes = h->runs_purged_pages * MR_PAGE_SIZE;
@@ -191,7 +192,6 @@ void mr_stats_totals(struct mr_heap_totals *t)
 			}
 		}
 	}
-	mr_heap_unlock();
 }
 
 /* A private copy of stderr: programs close theirs in atexit handlers (coreutils'
@@ -218,10 +218,10 @@ static void put_kib(uint64_t bytes)
 }
 
 /* Resident bytes of a region: mincore over it, a chunk at a time. */
-static uint64_t region_resident(uint32_t r)
+static uint64_t region_resident(const struct mr_heap *h, uint32_t r)
 {
 	static unsigned char vec[4096];
-	size_t rb = (size_t)MR_PAGE_SIZE << mr_heap.region_order, off, chunk = sizeof(vec) * MR_PAGE_SIZE;
+	size_t rb = (size_t)MR_PAGE_SIZE << h->region_order, off, chunk = sizeof(vec) * MR_PAGE_SIZE;
 	uint64_t n = 0;
 	size_t i;
 
@@ -236,13 +236,12 @@ static uint64_t region_resident(uint32_t r)
 	return n * MR_PAGE_SIZE;
 }
 
-static void print_stats(void)
+void mr_stats_print(const struct mr_heap *h)
 {
 	static struct mr_alloc_stats_file f;	/* no region entries: collect(.., 0) */
 	uint32_t r;
 
-	mr_heap_lock();
-	collect(&f, 0);
+	collect(h, &f, 0);
 	put("libmemreg: stats of pid ");
 	put_u64((uint64_t)getpid());
 	put("\n");
@@ -250,8 +249,8 @@ static void print_stats(void)
 	MR_ALLOC_COUNTERS(MR_PRINT_COUNTER)
 #undef MR_PRINT_COUNTER
 	put("  region  state   committed        live        peak\n");
-	for (r = 0; r < mr_heap.nregions; r++) {
-		const struct mr_region_info *ri = &mr_heap.regions[r];
+	for (r = 0; r < h->nregions; r++) {
+		const struct mr_region_info *ri = &h->regions[r];
 
 		if (ri->state == MR_REGION_UNUSED)
 			continue;
@@ -259,27 +258,18 @@ static void print_stats(void)
 		put_u64(r);
 		put(ri->state == MR_REGION_HUGE ? "  huge    " :
 		    ri->used_pages ? "  live    " : ri->purged ? "  empty   " : "  free    ");
-		put_kib(region_resident(r));
+		put_kib(region_resident(h, r));
 		put("  ");
 		put_kib((uint64_t)ri->used_pages * MR_PAGE_SIZE);
 		put("  ");
 		put_kib((uint64_t)ri->peak_pages * MR_PAGE_SIZE);
 		put("\n");
 	}
-	mr_heap_unlock();
-}
-
-static void at_exit(void)
-{
-	if (MR_OPT(show_stats))
-		print_stats();
-	if (MR_OPT_STR(site_map))
-		mr_site_map_write(MR_OPT_STR(site_map));
 }
 
 /* The classes page's allocator-side fields; @c is in a fresh (zeroed) memfd whose
  * mapping ends at @file_bytes, where the live site map goes. Published last. */
-static void export_classes_init(void *page, size_t file_bytes)
+static void export_classes_init(void *page, size_t file_bytes, bool tracking)
 {
 	struct mr_alloc_classes *c = page;
 
@@ -288,7 +278,7 @@ static void export_classes_init(void *page, size_t file_bytes)
 	c->entry_bytes = sizeof(struct mr_alloc_class_entry);
 	c->capacity = (uint32_t)((MR_ALLOC_CLASSES_BYTES - sizeof(*c)) / sizeof(c->entry[0]));
 	c->map_offset = file_bytes;
-	c->tracking = mr_site_ids != NULL;
+	c->tracking = tracking;
 	__atomic_store_n(&c->magic, MR_ALLOC_CLASSES_MAGIC, __ATOMIC_RELEASE);
 	/* only a tracking allocator reads the page (mr_classes_poll, on mr_site_id) */
 	if (c->tracking)
@@ -308,7 +298,7 @@ int mr_stats_export_fd(void)
 /* Create and map the export; the heap lock is held. A memfd named after the pid,
  * kept open: readers find it in /proc/PID/fd, and it vanishes with the process
  * however it ends (exec closes it: O_CLOEXEC). */
-static void export_open_locked(void)
+void mr_stats_export_open(bool tracking)
 {
 	char name[48];
 	size_t bytes = sizeof(struct mr_alloc_stats_file) +
@@ -316,6 +306,7 @@ static void export_open_locked(void)
 	int fd;
 	void *m;
 
+	export_tracking = tracking;
 	export_pid = (long)getpid();
 	memcpy(name, "memreg-alloc.", 13);
 	mr_fmt_u64(name + 13, (uint64_t)export_pid);
@@ -343,53 +334,36 @@ static void export_open_locked(void)
 	export_map->nregions = mr_arena_max_regions;	/* the arena may grow to that */
 	export_map->pid = export_pid;
 	export_full = 1;
-	export_classes_init((char *)m + mr_alloc_classes_offset(export_map), bytes);
-}
-
-static void export_open(void)
-{
-	mr_heap_lock();
-	export_open_locked();
-	mr_stats_publish();
-	mr_heap_unlock();
+	export_classes_init((char *)m + mr_alloc_classes_offset(export_map), bytes, tracking);
 }
 
 /* No arena: the export (if asked for) says so, with the fallback count. */
-void mr_stats_init_disabled(void)
+void mr_stats_set_disabled(void)
 {
 	disabled = 1;
-	if (MR_OPT(export_stats))
-		export_open();
 }
 
 void mr_stats_init(void)
 {
-	mr_sites_init();
-	if (MR_OPT_STR(site_map) || MR_OPT(track_sites))
-		mr_sites_track();
-	if (MR_OPT(export_stats))
-		export_open();
 	if (MR_OPT(show_stats)) {
 		int fd = fcntl(2, F_DUPFD_CLOEXEC, 100);
 
 		if (fd >= 0)
 			stats_fd = fd;
 	}
-	if (MR_OPT(show_stats) || MR_OPT_STR(site_map))
-		atexit(at_exit);
 }
 
 /* A forked child exports under its own pid, if the parent did, from its first
  * page-heap change on: a child that only execs leaves no file behind. */
-void mr_stats_after_fork(void)
+bool mr_stats_after_fork(void)
 {
 	if (!export_map)
-		return;
+		return false;
 	__atomic_store_n(&export_classes, NULL, __ATOMIC_RELEASE);
-	mr_classes_after_fork();
 	munmap(export_map, export_bytes);
 	close(export_fd);
 	export_fd = -1;
 	export_map = NULL;
 	export_pending = 1;
+	return true;
 }

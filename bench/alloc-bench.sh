@@ -46,7 +46,7 @@ lib_of() {
 
 gcc -O2 -o "$out/alloc-bench" "$src/bench/alloc-bench.c" -lpthread -lm || exit 1
 # The real-program workloads.
-GCC_SRCS="allocator/buddy.c allocator/alloc.c allocator/interpose.c common/util.c common/root.c tools/memregctl.c"
+GCC_SRCS="allocator/buddy.c allocator/tcache.c allocator/heap.c allocator/os.c allocator/init.c allocator/interpose.c common/util.c common/root.c tools/memregctl.c"
 cat >"$out/gcc.sh" <<EOF
 for f in $GCC_SRCS; do
 	gcc -O2 -c -I"$build" -I"$src" -I"$src/include" "$src/\$f" -o "$out/gcc-\$(basename \$f).o" || exit 1

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "allocator/buddy.h"
 #include "allocator/internal.h"
 
 extern struct mr_heap mr_heap;

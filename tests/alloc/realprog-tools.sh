@@ -13,7 +13,7 @@ fail() {
 }
 
 # gcc: cc1 is a large single-threaded allocator user.
-for src in allocator/buddy.c allocator/alloc.c common/util.c tools/memregctl.c; do
+for src in allocator/buddy.c allocator/tcache.c common/util.c tools/memregctl.c; do
 	o=$(basename "$src" .c)
 	set -- -O2 -g0 -c -I"$top_builddir" -I"$top_srcdir" -I"$top_srcdir/include" \
 		-ffile-prefix-map="$top_srcdir"=. -frandom-seed=memreg "$top_srcdir/$src"

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "allocator/buddy.h"
 #include "allocator/internal.h"
 
 /* Test heap: 8 regions of 16 pages (order 4). No memory behind the arena: the

@@ -1,0 +1,152 @@
+/* The page heap's lowest part (buddy.c): the region-sorted buddy heap of pages over
+ * the arena, its region table and its OS contract (struct mr_heap_ops). Not locked:
+ * heap.c, the layer above, holds the heap lock. */
+#ifndef MR_ALLOCATOR_BUDDY_H
+#define MR_ALLOCATOR_BUDDY_H
+
+#include "allocator/internal.h"
+
+/* Free blocks of this order and up (64 KiB) are purged once free for the decay
+ * delay: every free span of 64 KiB or more is one or more of them (a span of 2^k
+ * pages or more starts 2^k-aligned), and every free run of 124 KiB holds one. */
+#define MR_PURGE_ORDER 4
+
+enum mr_region_state { MR_REGION_UNUSED, MR_REGION_ACTIVE, MR_REGION_HUGE };
+
+/* struct mr_region_info - per-region state of the page heap. */
+struct mr_region_info {
+	uint32_t free_head[MR_ORDERS];	/* page index of the first free block, or MR_NONE */
+	uint32_t used_pages;		/* pages in allocated spans */
+	uint32_t peak_pages;
+	uint32_t huge_regions;		/* HUGE head: regions in the run */
+	uint8_t state;
+	uint8_t purged;			/* entirely free and returned to the OS */
+	uint8_t pending;		/* entirely free, waiting for the decay delay */
+	uint8_t touched;		/* ever held data */
+	uint64_t empty_since_ns;
+	uint64_t committed;		/* commit chunks (2^chunk_order pages) made writable */
+	uint64_t runs_due_ns;		/* the first of its dirty free blocks is due then */
+};
+
+struct mr_heap;
+/* The OS contract (mimalloc's prim.h idea): addr/len are page aligned; 0 on success.
+ * A failure changes nothing (the heap unwinds what it did before it). */
+struct mr_heap_ops {
+	int (*commit)(struct mr_heap *h, uint32_t region);	/* its descriptors usable */
+	void (*purge)(struct mr_heap *h, uint32_t first_region, uint32_t nregions);
+	uint64_t (*now_ns)(void);
+	/* Optional (NULL: nothing to do). Make pages [page, page + n) writable: whole
+	 * commit chunks of one region, called once per chunk run. */
+	int (*commit_pages)(struct mr_heap *h, uint32_t page, uint32_t npages);
+	/* Optional. Extend the arena in place to at least @want regions (more if it
+	 * likes); returns the new count, the old one if @want is beyond what it could
+	 * ever reach, 0 if it cannot grow any more (nothing changed). */
+	uint32_t (*grow)(struct mr_heap *h, uint32_t want);
+	/* Optional. Give the free pages [page, page + npages) of one region back to the
+	 * OS, not their descriptors: MADV_DONTNEED (they read zero after), or with
+	 * @lazy MADV_FREE (the kernel takes them only under pressure; they keep their
+	 * data until then). */
+	void (*purge_pages)(struct mr_heap *h, uint32_t page, uint32_t npages, bool lazy);
+};
+
+/* struct mr_heap - the region-sorted buddy heap over [base, base + nregions regions).
+ * Must start zeroed (BSS or calloc). Not locked: callers serialise (heap.c holds the heap lock). */
+struct mr_heap {
+	char *base;
+	struct mr_span *spans;
+	uint32_t region_order;		/* log2(pages per region) */
+	uint32_t chunk_order;		/* log2(pages per commit chunk): 2 MiB, 64 per region at most */
+	uint32_t nregions;		/* regions reserved now; ops->grow adds more */
+	uint32_t grow_failed;		/* ops->grow said no once: not asked again */
+	/* The arena is split into nnodes groups of regions, [node_lo, node_hi) each (one
+	 * group on a one-node machine). In each, regions [node_lo, hot_end) were opened
+	 * from the bottom for hot data, in a reserve [node_lo, norm_lo) of their own;
+	 * [norm_lo, hot_top) from norm_lo up for normal data (and hot data once the
+	 * reserve is full), [cold_bottom, node_hi) from the top (cold). */
+	uint32_t nnodes;
+	uint32_t node_lo[MR_MAX_NODES], node_hi[MR_MAX_NODES];
+	uint32_t hot_top[MR_MAX_NODES], cold_bottom[MR_MAX_NODES];
+	uint32_t hot_end[MR_MAX_NODES], norm_lo[MR_MAX_NODES];
+	uint32_t npending;
+	uint32_t regions_touched;
+	uint64_t decay_ns, next_decay_ns;
+	uint64_t used_pages, peak_pages;
+	uint64_t purges, regions_opened;
+	/* Free runs of regions still in use: regions with dirty free blocks (freed, not
+	 * purged yet) in a bitmap, each due at its runs_due_ns, the first at runs_due_ns. */
+	uint32_t nruns_pending;
+	uint32_t lazy_purge;		/* the decay purges with MADV_FREE (MEMREG_MADV_FREE) */
+	uint64_t runs_due_ns;
+	uint64_t runs_pending[MR_REGION_WORDS];
+	uint64_t runs_purged_pages;	/* pages of free blocks given back, decay and trim */
+	/* Regions whose stats changed since the export last read them (stats.c). */
+	uint64_t changed[MR_REGION_WORDS];
+	uint64_t changed_summary;
+	const struct mr_heap_ops *ops;
+	uint64_t bitmap[MR_ORDERS][MR_REGION_WORDS];
+	uint64_t summary[MR_ORDERS];
+	struct mr_region_info regions[MR_MAX_REGIONS];
+};
+
+/* "buddy.c" */
+void mr_buddy_init(struct mr_heap *h, char *base, struct mr_span *spans,
+		   uint32_t region_order, uint32_t nregions, uint64_t decay_ns,
+		   const struct mr_heap_ops *ops) MR_HIDDEN;
+/* Split the arena's regions evenly between @nnodes NUMA nodes (before any allocation;
+ * 1 = one group, the default). */
+void mr_buddy_set_nodes(struct mr_heap *h, uint32_t nnodes) MR_HIDDEN;
+/* Allocate @npages pages aligned to 2^@align_order pages, from the lowest regions
+ * (hot, normal) or the highest (cold) of node group @node, or of the other groups if
+ * it is full. Returns the first page index or MR_NONE. mr_buddy_alloc: node 0.
+ * Spans longer than a region come from mr_buddy_alloc_huge. */
+uint32_t mr_buddy_alloc_on(struct mr_heap *h, uint32_t npages, uint32_t align_order,
+			   enum mr_temp temp, uint32_t node) MR_HIDDEN;
+uint32_t mr_buddy_alloc(struct mr_heap *h, uint32_t npages, uint32_t align_order,
+			enum mr_temp temp) MR_HIDDEN;
+void mr_buddy_free(struct mr_heap *h, uint32_t page, uint32_t npages) MR_HIDDEN;
+/* Grow [page, page + old) to new pages in place if the pages after it are free. */
+bool mr_buddy_grow(struct mr_heap *h, uint32_t page, uint32_t old_npages,
+		   uint32_t new_npages) MR_HIDDEN;
+uint32_t mr_buddy_alloc_huge_on(struct mr_heap *h, uint32_t nregions, uint32_t align_regions,
+				enum mr_temp temp, uint32_t node) MR_HIDDEN;
+uint32_t mr_buddy_alloc_huge(struct mr_heap *h, uint32_t nregions, uint32_t align_regions,
+			     enum mr_temp temp) MR_HIDDEN;
+void mr_buddy_free_huge(struct mr_heap *h, uint32_t page) MR_HIDDEN;
+bool mr_buddy_grow_huge(struct mr_heap *h, uint32_t page, uint32_t new_nregions) MR_HIDDEN;
+void mr_buddy_shrink_huge(struct mr_heap *h, uint32_t page, uint32_t new_nregions) MR_HIDDEN;
+/* Give back to the OS what has been free for the decay delay: entirely free regions
+ * (pages and descriptors) and the free blocks of MR_PURGE_ORDER and up of the others;
+ * with @force all of it at once, free blocks of any size and MADV_FREE'd ones
+ * included (malloc_trim). Returns the pages given back. */
+uint64_t mr_buddy_decay(struct mr_heap *h, bool force) MR_HIDDEN;
+/* Check every invariant; returns NULL or a description of the first violation. */
+const char *mr_buddy_check(const struct mr_heap *h) MR_HIDDEN;
+/* Whether a block of order @order for @temp data could come from a region of the
+ * zone below @region (hot, normal; never for cold): a hint for slab reuse. */
+bool mr_buddy_lower_free(const struct mr_heap *h, uint32_t order, enum mr_temp temp,
+			 uint32_t region) MR_HIDDEN;
+/* Region lookup of the lowest (or highest) region with a free block of order >= k;
+ * MR_NONE if none. Exposed for the tests of the selection logic. */
+uint32_t mr_buddy_find(const struct mr_heap *h, uint32_t order, bool highest) MR_HIDDEN;
+/* The same within regions [lo, hi). */
+uint32_t mr_buddy_find_range(const struct mr_heap *h, uint32_t order, uint32_t lo, uint32_t hi,
+			     bool highest) MR_HIDDEN;
+
+static inline uint32_t mr_page_region(const struct mr_heap *h, uint32_t page)
+{
+	return page >> h->region_order;
+}
+
+/* The node group of @region: a read of the split (inline: the OS binding in heap.c
+ * asks it while buddy.c opens a region, and must not call back into buddy.c). */
+static inline uint32_t mr_buddy_node_of(const struct mr_heap *h, uint32_t region)
+{
+	uint32_t n;
+
+	for (n = 0; n + 1 < h->nnodes; n++)
+		if (region < h->node_hi[n])
+			return n;
+	return n;
+}
+
+#endif

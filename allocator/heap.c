@@ -1,0 +1,242 @@
+/* The page heap's locked half: the heap (buddy.c) under one lock, its OS contract
+ * bound to the arena (regions to addresses and nodes, then os.c), and the stats
+ * export published after every change. */
+#include "config.h"
+
+#include <pthread.h>
+
+#include "allocator/buddy.h"
+#include "allocator/heap.h"
+#include "allocator/internal.h"
+#include "allocator/os.h"
+#include "allocator/stats.h"
+
+struct mr_heap mr_heap;
+
+static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- the OS contract of the buddy heap, in regions and pages ---- */
+
+static size_t region_bytes(const struct mr_heap *h)
+{
+	return (size_t)1 << (h->region_order + MR_PAGE_SHIFT);
+}
+
+static size_t region_span_bytes(const struct mr_heap *h)
+{
+	return ((size_t)1 << h->region_order) * sizeof(struct mr_span);
+}
+
+/* A region's descriptors become writable when it is opened (they hold its free
+ * lists); its pages only as spans are carved from them (os_commit_pages). */
+static int os_commit(struct mr_heap *h, uint32_t r)
+{
+	size_t rb = region_bytes(h), sb = region_span_bytes(h);
+
+	if (mr_os_commit((char *)h->spans + (size_t)r * sb, sb) != 0)
+		return -1;
+	if (mr_os_nnodes >= 2)
+		mr_os_bind(h->base + (size_t)r * rb, rb, mr_buddy_node_of(h, r));
+	return 0;
+}
+
+/* Pages [page, page + npages): a few commit chunks (2 MiB), never a whole region
+ * at once, so RLIMIT_DATA and strict overcommit see what is used. */
+static int os_commit_pages(struct mr_heap *h, uint32_t page, uint32_t npages)
+{
+	return mr_os_commit(h->base + ((size_t)page << MR_PAGE_SHIFT), (size_t)npages << MR_PAGE_SHIFT);
+}
+
+static void os_purge(struct mr_heap *h, uint32_t r, uint32_t n)
+{
+	size_t rb = region_bytes(h), sb = region_span_bytes(h);
+
+	mr_os_purge(h->base + (size_t)r * rb, rb * n);
+	mr_os_purge((char *)h->spans + (size_t)r * sb, sb * n);
+}
+
+/* Free pages of a region in use (not their descriptors: they hold the free lists). */
+static void os_purge_pages(struct mr_heap *h, uint32_t page, uint32_t npages, bool lazy)
+{
+	mr_os_purge_pages(h->base + ((size_t)page << MR_PAGE_SHIFT), (size_t)npages << MR_PAGE_SHIFT,
+			  lazy);
+}
+
+static uint32_t os_grow(struct mr_heap *h, uint32_t want)
+{
+	return mr_os_grow(h->nregions, want);
+}
+
+static const struct mr_heap_ops os_ops = {
+	.commit = os_commit, .purge = os_purge, .now_ns = mr_os_now_ns,
+	.commit_pages = os_commit_pages, .grow = os_grow, .purge_pages = os_purge_pages,
+};
+
+void mr_heap_init(char *base, struct mr_span *spans, uint32_t region_order, uint32_t nregions)
+{
+	mr_buddy_init(&mr_heap, base, spans, region_order, nregions, MR_OPT(decay_ms) * 1000000u,
+		      &os_ops);
+	mr_heap.lazy_purge = MR_OPT(madv_free) != 0;
+	mr_os_numa_detect();
+	if (mr_os_nnodes >= 2)
+		mr_buddy_set_nodes(&mr_heap, mr_os_nnodes);
+}
+
+/* ---- spans ---- */
+
+/* The head's kind is set under the lock: the buddy heap reads it when it
+ * coalesces a neighbour. */
+uint32_t mr_heap_alloc_pages(uint32_t npages, uint32_t align_order, enum mr_temp temp,
+			     enum mr_span_kind kind)
+{
+	uint32_t page, node = mr_os_current_node();
+
+	pthread_mutex_lock(&heap_lock);
+	page = mr_buddy_alloc_on(&mr_heap, npages, align_order, temp, node);
+	if (page != MR_NONE) {
+		mr_spans[page].kind = (uint8_t)kind;
+		mr_spans[page].temp = (uint8_t)temp;
+		mr_spans[page].site = 0;
+	}
+	mr_stats_publish(&mr_heap);
+	pthread_mutex_unlock(&heap_lock);
+	return page;
+}
+
+void mr_heap_free_pages(uint32_t page, uint32_t npages)
+{
+	pthread_mutex_lock(&heap_lock);
+	mr_heap.spans[page].kind = MR_SPAN_NONE;
+	mr_buddy_free(&mr_heap, page, npages);
+	mr_stats_publish(&mr_heap);
+	pthread_mutex_unlock(&heap_lock);
+}
+
+uint32_t mr_heap_alloc_huge(uint32_t nregions, uint32_t align_regions, enum mr_temp temp)
+{
+	uint32_t page, node = mr_os_current_node();
+
+	pthread_mutex_lock(&heap_lock);
+	page = mr_buddy_alloc_huge_on(&mr_heap, nregions, align_regions, temp, node);
+	if (page != MR_NONE) {
+		mr_spans[page].temp = (uint8_t)temp;
+		mr_spans[page].site = 0;
+	}
+	mr_stats_publish(&mr_heap);
+	pthread_mutex_unlock(&heap_lock);
+	return page;
+}
+
+void mr_heap_free_span(struct mr_span *s)
+{
+	uint32_t page = (uint32_t)(s - mr_spans);
+
+	pthread_mutex_lock(&heap_lock);
+	if (s->kind == MR_SPAN_HUGE) {
+		s->kind = MR_SPAN_NONE;
+		mr_buddy_free_huge(&mr_heap, page);
+	} else {
+		s->kind = MR_SPAN_NONE;
+		mr_buddy_free(&mr_heap, page, s->npages);
+	}
+	mr_stats_publish(&mr_heap);
+	pthread_mutex_unlock(&heap_lock);
+}
+
+bool mr_heap_resize_span(struct mr_span *s, uint64_t npages)
+{
+	uint32_t page = (uint32_t)(s - mr_spans), ro = mr_heap.region_order;
+	bool ok = false;
+
+	pthread_mutex_lock(&heap_lock);
+	if (s->kind == MR_SPAN_LARGE) {
+		if (npages > (UINT64_C(1) << ro)) {
+			ok = false;
+		} else if (npages <= s->npages) {
+			if (npages < s->npages) {
+				uint32_t old = s->npages;
+
+				s->npages = (uint32_t)npages;
+				mr_buddy_free(&mr_heap, page + (uint32_t)npages, old - (uint32_t)npages);
+			}
+			ok = true;
+		} else {
+			ok = mr_buddy_grow(&mr_heap, page, s->npages, (uint32_t)npages);
+		}
+	} else if (s->kind == MR_SPAN_HUGE) {
+		uint64_t nreg = (npages + (UINT64_C(1) << ro) - 1) >> ro;
+		uint32_t cur = s->npages >> ro;
+
+		if (npages <= (UINT64_C(1) << (ro - 1))) {
+			ok = false;	/* much smaller: move it into the buddy heap */
+		} else if (nreg <= cur) {
+			mr_buddy_shrink_huge(&mr_heap, page, (uint32_t)nreg);
+			ok = true;
+		} else if (nreg <= mr_arena_max_regions) {
+			ok = mr_buddy_grow_huge(&mr_heap, page, (uint32_t)nreg);
+		}
+	}
+	mr_stats_publish(&mr_heap);
+	pthread_mutex_unlock(&heap_lock);
+	return ok;
+}
+
+bool mr_heap_lower_free(uint32_t order, enum mr_temp temp, uint32_t page)
+{
+	uint32_t r = mr_page_region(&mr_heap, page);
+	bool lower;
+
+	if (r == 0 || pthread_mutex_trylock(&heap_lock) != 0)
+		return false;
+	lower = mr_buddy_lower_free(&mr_heap, order, temp, r);
+	pthread_mutex_unlock(&heap_lock);
+	return lower;
+}
+
+/* ---- decay, trim, locks, stats ---- */
+
+bool mr_heap_trim(void)
+{
+	uint64_t given;
+
+	pthread_mutex_lock(&heap_lock);
+	given = mr_buddy_decay(&mr_heap, true);
+	mr_stats_publish(&mr_heap);
+	pthread_mutex_unlock(&heap_lock);
+	return given != 0;
+}
+
+void mr_heap_lock(void)
+{
+	pthread_mutex_lock(&heap_lock);
+}
+
+void mr_heap_unlock(void)
+{
+	pthread_mutex_unlock(&heap_lock);
+}
+
+void mr_heap_totals(struct mr_heap_totals *t)
+{
+	mr_stats_totals_zero(t);
+	if (!mr_arena_base)
+		return;
+	pthread_mutex_lock(&heap_lock);
+	mr_stats_totals(&mr_heap, t);
+	pthread_mutex_unlock(&heap_lock);
+}
+
+void mr_heap_print_stats(void)
+{
+	pthread_mutex_lock(&heap_lock);
+	mr_stats_print(&mr_heap);
+	pthread_mutex_unlock(&heap_lock);
+}
+
+void mr_heap_export_open(bool tracking)
+{
+	pthread_mutex_lock(&heap_lock);
+	mr_stats_export_open(tracking);
+	mr_stats_publish(&mr_heap);
+	pthread_mutex_unlock(&heap_lock);
+}

@@ -1,0 +1,21 @@
+/* Large and huge objects (large.c): spans of whole pages, and runs of whole
+ * regions, for requests above the slab classes or aligned above a page. Calls only
+ * the page heap. */
+#ifndef MR_ALLOCATOR_LARGE_H
+#define MR_ALLOCATOR_LARGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "allocator/internal.h"
+
+void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp) MR_HIDDEN;
+/* Whether the arena could ever hold @size bytes aligned to @align (a power of two):
+ * false means ENOMEM as glibc says it for impossible requests, not a fallback. */
+bool mr_large_fits(size_t size, size_t align) MR_HIDDEN;
+void mr_large_free(struct mr_span *s) MR_HIDDEN;
+/* Resize a large or huge span in place; false if it cannot be. */
+bool mr_large_resize(struct mr_span *s, size_t size) MR_HIDDEN;
+size_t mr_usable_size_span(const struct mr_span *s) MR_HIDDEN;
+
+#endif

@@ -1,0 +1,267 @@
+/* The OS contract (os.h): the arena's address space, commit, purge, NUMA binding,
+ * the clock. Raw system calls only (no libnuma: start-up cost); no policy. */
+#include "config.h"
+
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "allocator/internal.h"
+#include "allocator/os.h"
+
+char *mr_arena_base;
+size_t mr_arena_bytes;
+uint32_t mr_arena_max_regions;
+struct mr_span *mr_spans;
+static size_t region_bytes;	/* the arena's geometry, from mr_os_reserve */
+static size_t region_span_bytes;
+
+/* Why the arena could not serve (set where it failed, read by mr_fallback_note). */
+static const char *failure = "the arena cannot serve the request";
+
+const char *mr_os_failure(void)
+{
+	return failure;
+}
+
+void mr_os_set_failure(const char *why)
+{
+	failure = why;
+}
+
+/* ---- NUMA: where regions are nodes ---- */
+
+/* The raw system calls; values from <numaif.h>. */
+#define MR_MPOL_PREFERRED 1
+#define MR_MPOL_F_MEMS_ALLOWED (1 << 2)
+#define MR_NODE_IDS 1024
+
+uint32_t mr_os_nnodes;				/* 0 or 1: virtual regions only */
+static uint16_t node_id_of[MR_MAX_NODES];	/* group index -> node id */
+static uint8_t node_index_of[MR_NODE_IDS];	/* node id -> group index */
+
+/* The nodes this process may use, by one get_mempolicy call (no sysfs). */
+void mr_os_numa_detect(void)
+{
+	unsigned long mask[MR_NODE_IDS / (8 * sizeof(unsigned long))] = { 0 };
+	int mode = 0;
+	uint32_t id, n = 0;
+
+	if (!MR_OPT(numa) || syscall(SYS_get_mempolicy, &mode, mask, MR_NODE_IDS, NULL,
+				     MR_MPOL_F_MEMS_ALLOWED) != 0)
+		return;
+	for (id = 0; id < MR_NODE_IDS && n < MR_MAX_NODES; id++)
+		if (mask[id / (8 * sizeof(unsigned long))] & (1ul << (id % (8 * sizeof(unsigned long))))) {
+			node_id_of[n] = (uint16_t)id;
+			node_index_of[id] = (uint8_t)n;
+			n++;
+		}
+	mr_os_nnodes = n;
+}
+
+/* The group of the calling thread's node (getcpu is a vDSO call). */
+uint32_t mr_os_current_node(void)
+{
+	unsigned cpu, node;
+
+	if (mr_os_nnodes < 2 || getcpu(&cpu, &node) != 0 || node >= MR_NODE_IDS)
+		return 0;
+	return node_index_of[node];
+}
+
+/* Preferred, not bound: a full node falls back instead of the OOM killer. */
+void mr_os_bind(void *addr, size_t len, uint32_t node)
+{
+	unsigned long mask[MR_NODE_IDS / (8 * sizeof(unsigned long))] = { 0 };
+	uint32_t id = node_id_of[node];
+
+	mask[id / (8 * sizeof(unsigned long))] = 1ul << (id % (8 * sizeof(unsigned long)));
+	syscall(SYS_mbind, addr, len, MR_MPOL_PREFERRED, mask, MR_NODE_IDS, 0);
+}
+
+/* ---- commit and purge ---- */
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+#ifndef MADV_FREE
+#define MADV_FREE 8
+#endif
+
+int mr_os_commit(void *addr, size_t len)
+{
+	if (mprotect(addr, len, PROT_READ | PROT_WRITE) != 0) {
+		failure = "cannot commit memory (RLIMIT_DATA or the overcommit limit)";
+		return -1;
+	}
+	return 0;
+}
+
+void mr_os_purge(void *addr, size_t len)
+{
+	madvise(addr, len, MADV_DONTNEED);
+}
+
+/* MADV_FREE needs Linux 4.5: where it fails, DONTNEED does it (clean then too, but
+ * the heap does not know: it only costs a calloc a memset). */
+void mr_os_purge_pages(void *addr, size_t len, bool lazy)
+{
+	if (!lazy || madvise(addr, len, MADV_FREE) != 0)
+		madvise(addr, len, MADV_DONTNEED);
+}
+
+uint64_t mr_os_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- the arena's address space ---- */
+
+/* @bytes of address space exactly at @addr, PROT_NONE, never replacing a mapping;
+ * NULL if any of it is taken (or the kernel, before 4.17, took the flag as a hint). */
+static char *map_at(char *addr, size_t bytes)
+{
+	char *p = mmap(addr, bytes, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	if (p != addr) {
+		munmap(p, bytes);
+		return NULL;
+	}
+	return p;
+}
+
+/* Grow the arena in place to at least @want regions (at most the window): its
+ * pages and its descriptors, each right above what is reserved. Doubling first
+ * (few mappings), else just @want. Returns the new region count; the old one if
+ * @want is beyond the window (that request cannot be met, others may); 0 if the
+ * arena cannot grow: RLIMIT_AS, or the address space above is taken. */
+uint32_t mr_os_grow(uint32_t old, uint32_t want)
+{
+	uint32_t n;
+	size_t rb = region_bytes, sb = region_span_bytes;
+
+	if (want > mr_arena_max_regions) {
+		failure = "the arena is full";
+		return old;
+	}
+	n = old * 2 < mr_arena_max_regions ? old * 2 : mr_arena_max_regions;
+	if (n < want)
+		n = want;
+	for (;;) {
+		char *a = map_at(mr_arena_base + (size_t)old * rb, (size_t)(n - old) * rb);
+
+		if (a) {
+			if (map_at((char *)mr_spans + (size_t)old * sb, (size_t)(n - old) * sb)) {
+				__atomic_store_n(&mr_arena_bytes, (size_t)n * rb, __ATOMIC_RELEASE);
+				return n;
+			}
+			munmap(a, (size_t)(n - old) * rb);
+		}
+		if (n == want)
+			break;
+		n = want;
+	}
+	failure = "the arena cannot grow (RLIMIT_AS, or the address space above it is taken)";
+	return 0;
+}
+
+/* Reserve @bytes of address space aligned to @align, costing nothing until used. */
+static char *reserve(size_t bytes, size_t align)
+{
+	char *p = mmap(NULL, bytes + align, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uintptr_t a;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	a = ((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1);
+	if (a > (uintptr_t)p)
+		munmap(p, a - (uintptr_t)p);
+	munmap((char *)a + bytes, (uintptr_t)p + align - a);
+	return (char *)a;
+}
+
+/* Under RLIMIT_AS the window cannot be reserved whole: reserve its first @step
+ * bytes (and @sstep of descriptors), placed so that the window above them is free
+ * for growth. mmap hands out addresses top-down, so the window goes right below the
+ * lowest mapping (found by a probe): the program's later mappings fill free space
+ * from the top and the arena grows from the bottom, meeting only if both together
+ * exceed the window (which an RLIMIT_AS below the window's size forbids). */
+static int reserve_stepped(size_t step, size_t sstep, size_t max, size_t smax, size_t align,
+			   char **base, struct mr_span **spans)
+{
+	char *probe = mmap(NULL, step + align, PROT_NONE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uintptr_t top, b, sb;
+
+	if (probe == MAP_FAILED)
+		return -1;
+	munmap(probe, step + align);
+	top = (uintptr_t)probe + step + align;
+	if (top > max + smax + align + (UINT64_C(1) << 32)) {
+		b = (top - max) & ~(uintptr_t)(align - 1);
+		sb = (b - smax) & ~(uintptr_t)(MR_PAGE_SIZE - 1);
+		*base = map_at((char *)b, step);
+		*spans = *base ? (struct mr_span *)map_at((char *)sb, sstep) : NULL;
+		if (*spans)
+			return 0;
+		if (*base)
+			munmap(*base, step);
+	}
+	/* No room below: anywhere (growth then finds out what is above). */
+	*base = reserve(step, align);
+	*spans = *base ? (struct mr_span *)reserve(sstep, MR_PAGE_SIZE) : NULL;
+	if (*spans)
+		return 0;
+	if (*base)
+		munmap(*base, step);
+	return -1;
+}
+
+int mr_os_reserve(uint32_t region_order, uint32_t max_regions, char **base,
+		  struct mr_span **spans, uint32_t *nregions)
+{
+	size_t rs = (size_t)1 << (region_order + MR_PAGE_SHIFT);
+	size_t align = rs;	/* larger alignments come from the base's phase (find_run) */
+	size_t max_bytes = (size_t)max_regions * rs;
+	size_t max_sbytes = max_bytes / MR_PAGE_SIZE * sizeof(struct mr_span);
+	uint32_t n;
+
+	region_bytes = rs;
+	region_span_bytes = ((size_t)1 << region_order) * sizeof(struct mr_span);
+	/* The whole window at once where RLIMIT_AS allows it (no growth ever needed). */
+	n = max_regions;
+	*base = reserve(max_bytes, align);
+	*spans = *base ? (struct mr_span *)reserve(max_sbytes, MR_PAGE_SIZE) : NULL;
+	if (!*spans) {
+		if (*base)
+			munmap(*base, max_bytes);
+		for (n = max_regions / 2; n; n /= 2)
+			if (reserve_stepped((size_t)n * rs, max_sbytes / max_regions * n,
+					    max_bytes, max_sbytes, align, base, spans) == 0)
+				break;
+		if (!n) {
+			failure = "cannot reserve address space for the arena (RLIMIT_AS?)";
+			return -1;
+		}
+	}
+	*nregions = n;
+	return 0;
+}
+
+void mr_os_arena_publish(char *base, struct mr_span *spans, uint32_t nregions,
+			 uint32_t max_regions)
+{
+	mr_spans = spans;
+	mr_arena_max_regions = max_regions;
+	mr_arena_bytes = (size_t)nregions * region_bytes;
+	mr_arena_base = base;
+}

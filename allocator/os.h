@@ -1,0 +1,80 @@
+/* The OS contract, libmemreg's lowest layer (os.c): the arena's address space
+ * (reserved in steps under RLIMIT_AS, grown in place), commit, purge, NUMA binding
+ * and the clock. Addresses and lengths, no policy: the page heap decides what and
+ * when. Every layer above reads the arena window (mr_in_arena, mr_span_of). */
+#ifndef MR_ALLOCATOR_OS_H
+#define MR_ALLOCATOR_OS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "allocator/internal.h"
+
+#define MR_ARENA_MAX (UINT64_C(1) << 40)	/* 1 TiB of address space at most */
+
+/* The arena: [mr_arena_base, + mr_arena_bytes), and a descriptor per page of it
+ * (mr_spans). The base is written once at start-up, the size grows under RLIMIT_AS
+ * (mr_os_grow); every free() reads them without a lock to tell its pointers from
+ * foreign ones. */
+extern char *mr_arena_base MR_HIDDEN;
+extern size_t mr_arena_bytes MR_HIDDEN;	/* reserved now; grows (see mr_os_grow) */
+extern uint32_t mr_arena_max_regions MR_HIDDEN;	/* the regions the arena may grow to */
+extern struct mr_span *mr_spans MR_HIDDEN;
+
+/* Reserve the arena's window of @max_regions regions of 2^@region_order pages, and
+ * its descriptors: the whole window where RLIMIT_AS allows it, else the largest
+ * power-of-two share of it that fits (grown later by mr_os_grow). Nothing is
+ * published (mr_os_arena_publish). 0, or -1 with mr_os_failure() saying why. */
+int mr_os_reserve(uint32_t region_order, uint32_t max_regions, char **base,
+		  struct mr_span **spans, uint32_t *nregions) MR_HIDDEN;
+/* Make the reservation the arena every layer sees (the base last). */
+void mr_os_arena_publish(char *base, struct mr_span *spans, uint32_t nregions,
+			 uint32_t max_regions) MR_HIDDEN;
+/* Grow the arena in place from @old to at least @want regions: the new region
+ * count; @old if @want is beyond the window; 0 if it cannot grow any more. */
+uint32_t mr_os_grow(uint32_t old, uint32_t want) MR_HIDDEN;
+/* Make [addr, addr + len) writable; 0, or -1 (RLIMIT_DATA, overcommit). */
+int mr_os_commit(void *addr, size_t len) MR_HIDDEN;
+/* Give [addr, addr + len) back: it reads zero after. */
+void mr_os_purge(void *addr, size_t len) MR_HIDDEN;
+/* The same with MADV_FREE if @lazy (kept until memory pressure), where it works. */
+void mr_os_purge_pages(void *addr, size_t len, bool lazy) MR_HIDDEN;
+/* NUMA: the nodes this process may use (0 or 1: none to tell apart), set once by
+ * mr_os_numa_detect; the calling thread's (an index below that); [addr, addr + len)
+ * preferred on node index @node. */
+extern uint32_t mr_os_nnodes MR_HIDDEN;
+void mr_os_numa_detect(void) MR_HIDDEN;
+uint32_t mr_os_current_node(void) MR_HIDDEN;
+void mr_os_bind(void *addr, size_t len, uint32_t node) MR_HIDDEN;
+uint64_t mr_os_now_ns(void) MR_HIDDEN;
+/* Why the arena could not serve (the last failure; a default before any). */
+const char *mr_os_failure(void) MR_HIDDEN;
+void mr_os_set_failure(const char *why) MR_HIDDEN;
+
+/* The address of arena page @page, and the arena page holding @p. */
+static inline void *mr_page_addr(uint32_t page)
+{
+	return mr_arena_base + ((size_t)page << MR_PAGE_SHIFT);
+}
+
+static inline uint32_t mr_addr_page(const void *p)
+{
+	return (uint32_t)(((uintptr_t)p - (uintptr_t)mr_arena_base) >> MR_PAGE_SHIFT);
+}
+
+/* The span descriptor of an arena address (its head page's). */
+static inline struct mr_span *mr_span_of(const void *p)
+{
+	return &mr_spans[mr_spans[mr_addr_page(p)].head];
+}
+
+/* The reserved part only: what lies above it in the arena's window may be anyone's.
+ * It only grows, so a stale read can miss only pointers this thread cannot hold. */
+static inline bool mr_in_arena(const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)mr_arena_base <
+	       __atomic_load_n(&mr_arena_bytes, __ATOMIC_RELAXED);
+}
+
+#endif

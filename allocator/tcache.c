@@ -1,0 +1,620 @@
+/* Thread caches and slabs: per thread, per temperature and size class, a bin of free
+ * objects from its current slab; partial slabs lowest address first; frees from
+ * other threads through the owner's inbox; exited threads' caches parked for whoever
+ * allocates next. Slabs come from the page heap (heap.c). */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+#include "allocator/heap.h"
+#include "allocator/internal.h"
+#include "allocator/os.h"
+#include "allocator/stats.h"
+#include "allocator/tcache.h"
+
+static pthread_mutex_t gtc_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t tc_key;
+
+/* The cache of threads that have none (starting up, exiting): used under gtc_lock. */
+static struct mr_tcache gtc;
+static struct mr_tcache *pool;	/* caches of exited threads, for reuse */
+static struct mr_tcache *all_caches;	/* every cache, for steal_inboxes */
+
+__thread struct mr_tcache *mr_tc __attribute__((tls_model("initial-exec")));
+static __thread uint8_t mr_tstate __attribute__((tls_model("initial-exec")));
+enum { TS_NEW, TS_INIT, TS_ACTIVE, TS_DEAD };
+
+#define CLASS_PAGES(c) (UINT32_C(1) << mr_class_slab_order[c])
+
+/* A zeroed cache's bins start with no current or partial slab. */
+static void tc_init(struct mr_tcache *tc)
+{
+	for (unsigned t = 0; t < NR_MR_TEMP; t++)
+		for (unsigned c = 0; c < MR_NR_CLASSES; c++)
+			tc->bins[t][c].partial = tc->bins[t][c].cur_head = MR_NONE;
+	tc->temp = MR_TEMP_NORMAL;	/* not hot: hot is for sites known hot */
+}
+
+/* At start-up, before any cache is used: the shared cache, and the free-list key
+ * from the kernel's random bytes, mixed with the arena's address. */
+void mr_tcache_init(void)
+{
+	const unsigned char *rnd = (const unsigned char *)getauxval(AT_RANDOM);
+	unsigned c;
+
+	tc_init(&gtc);
+	all_caches = &gtc;
+	mr_stats_caches(1);
+	if (rnd)
+		memcpy(&mr_free_key, rnd + 8, sizeof(mr_free_key));
+	mr_free_key ^= (uintptr_t)mr_arena_base * 0x9e3779b97f4a7c15u;
+	if (!mr_free_key)
+		mr_free_key = 0x5a5a5a5a5a5a5a5au;
+	for (c = 0; c < MR_NR_CLASSES; c++)
+		mr_class_magic[c] = UINT64_MAX / mr_class_size[c] + 1;
+}
+
+static void tc_destroy(void *arg);
+
+/* Once the heap is ready (may allocate): a thread's exit parks its cache. */
+void mr_tcache_start(void)
+{
+	pthread_key_create(&tc_key, tc_destroy);
+}
+
+/* fork: the caches' locks, the shared cache's first. */
+void mr_tcache_lock_all(void)
+{
+	pthread_mutex_lock(&gtc_lock);
+	pthread_mutex_lock(&pool_lock);
+}
+
+void mr_tcache_unlock_all(void)
+{
+	pthread_mutex_unlock(&pool_lock);
+	pthread_mutex_unlock(&gtc_lock);
+}
+
+/* ---- thread caches ---- */
+
+static struct mr_tcache *tc_new(void)
+{
+	static uint32_t next_id = 1;
+	struct mr_tcache *tc;
+	uint32_t page, npages;
+
+	pthread_mutex_lock(&pool_lock);
+	tc = pool;
+	if (tc)
+		__atomic_store_n(&pool, tc->next_parked, __ATOMIC_RELAXED);	/* peeked unlocked */
+	pthread_mutex_unlock(&pool_lock);
+	if (tc)
+		return tc;
+	npages = (uint32_t)((sizeof(*tc) + MR_PAGE_SIZE - 1) / MR_PAGE_SIZE);
+	/* Normal, not hot, though every malloc reads it: in the hot reserve it would
+	 * make every process hold a region more, hot data or not. */
+	page = mr_heap_alloc_pages(npages, 0, MR_TEMP_NORMAL, MR_SPAN_LARGE);
+	if (page == MR_NONE)
+		return NULL;
+	tc = mr_page_addr(page);
+	memset(tc, 0, sizeof(*tc));
+	tc_init(tc);
+	pthread_mutex_lock(&pool_lock);
+	tc->id = next_id++;
+	mr_stats_caches((uint64_t)tc->id + 1);
+	tc->next_all = all_caches;
+	__atomic_store_n(&all_caches, tc, __ATOMIC_RELEASE);	/* read unlocked: steal_inboxes */
+	pthread_mutex_unlock(&pool_lock);
+	return tc;
+}
+
+struct mr_tcache *mr_tc_slow(void)
+{
+	struct mr_tcache *tc;
+
+	if (mr_tstate != TS_NEW)
+		return NULL;
+	mr_tstate = TS_INIT;
+	tc = tc_new();
+	if (!tc) {
+		mr_tstate = TS_NEW;
+		return NULL;
+	}
+	/* May allocate (keys past the first 32): served by the shared cache meanwhile. */
+	pthread_setspecific(tc_key, tc);
+	mr_tc = tc;
+	mr_tstate = TS_ACTIVE;
+	return tc;
+}
+
+/* ---- partial slabs: lowest address first ----
+ * A bin's slabs with free objects that are not its current slab form a pairing heap
+ * keyed by the slab's first page (so by region, then address): the lowest is the
+ * root, O(1) to find; add O(1), delete O(log n) amortised. Links live in the head
+ * descriptors: child = first child, next = next sibling, prev = the previous
+ * sibling, or the parent for a first child (MR_NONE at the root). */
+
+static uint32_t span_page(const struct mr_span *s)
+{
+	return (uint32_t)(s - mr_spans);
+}
+
+/* Meld two heaps (roots with no siblings): the higher root becomes the lower's
+ * first child. */
+static uint32_t ph_meld(uint32_t a, uint32_t b)
+{
+	struct mr_span *sa, *sb;
+
+	if (a == MR_NONE)
+		return b;
+	if (b == MR_NONE)
+		return a;
+	if (b < a) {
+		uint32_t t = a;
+
+		a = b;
+		b = t;
+	}
+	sa = &mr_spans[a];
+	sb = &mr_spans[b];
+	sb->next = sa->child;
+	if (sa->child != MR_NONE)
+		mr_spans[sa->child].prev = b;
+	sb->prev = a;
+	sa->child = b;
+	return a;
+}
+
+/* The two-pass pairing of a sibling list (first, next, ...) into one heap. */
+static uint32_t ph_merge_pairs(uint32_t first)
+{
+	uint32_t stack = MR_NONE, root = MR_NONE;
+
+	while (first != MR_NONE) {
+		uint32_t a = first, b = mr_spans[a].next, m;
+
+		first = b != MR_NONE ? mr_spans[b].next : MR_NONE;
+		mr_spans[a].next = mr_spans[a].prev = MR_NONE;
+		if (b != MR_NONE)
+			mr_spans[b].next = mr_spans[b].prev = MR_NONE;
+		m = ph_meld(a, b);
+		mr_spans[m].next = stack;	/* a stack of the pairs, the last on top */
+		stack = m;
+	}
+	while (stack != MR_NONE) {
+		uint32_t m = stack;
+
+		stack = mr_spans[m].next;
+		mr_spans[m].next = MR_NONE;
+		root = ph_meld(root, m);
+	}
+	return root;
+}
+
+static void partial_del(struct mr_bin *b, struct mr_span *s)
+{
+	uint32_t page = span_page(s), sub = ph_merge_pairs(s->child);
+
+	if (page == b->partial) {
+		b->partial = sub;
+	} else {
+		if (mr_spans[s->prev].child == page)
+			mr_spans[s->prev].child = s->next;
+		else
+			mr_spans[s->prev].next = s->next;
+		if (s->next != MR_NONE)
+			mr_spans[s->next].prev = s->prev;
+		b->partial = ph_meld(b->partial, sub);
+	}
+	if (b->partial != MR_NONE)
+		mr_spans[b->partial].prev = MR_NONE;
+	s->next = s->prev = s->child = MR_NONE;
+	s->flags &= ~MR_SLAB_PARTIAL;
+}
+
+static void partial_add(struct mr_bin *b, struct mr_span *s)
+{
+	s->next = s->prev = s->child = MR_NONE;
+	b->partial = ph_meld(b->partial, span_page(s));
+	s->flags |= MR_SLAB_PARTIAL;
+}
+
+static void slab_release(struct mr_span *s)
+{
+	uint32_t i;
+
+	/* Interior pages stop looking like a slab's before the pages go back. */
+	for (i = 1; i < s->npages; i++)
+		s[i].kind = MR_SPAN_NONE;
+	mr_heap_free_pages((uint32_t)(s - mr_spans), s->npages);
+}
+
+static void set_current(struct mr_bin *b, struct mr_span *s);
+
+/* A free of an object in a slab this cache owns, when the slab is not b's current
+ * one; b is the bin of the slab's temperature and class. */
+void mr_local_free_slow(struct mr_bin *b, struct mr_span *s, void *p)
+{
+	if (MR_UNLIKELY(p == s->free_list))	/* freed just before: glibc's fasttop */
+		mr_heap_corrupt("free(): double free detected");
+	mr_list_push(&s->free_list, p);
+	if (--s->used == 0) {
+		if (s->flags & MR_SLAB_PARTIAL)
+			partial_del(b, s);
+		slab_release(s);
+		return;
+	}
+	if (!(s->flags & MR_SLAB_PARTIAL))
+		partial_add(b, s);
+	/* Lowest first holds for the current slab too: one that a partial slab
+	 * undercuts by a region gives way to it. Else a current slab whose objects
+	 * keep being freed and reused (its bin never runs dry) stays in a high region
+	 * for good, and so does the live data of its class. */
+	if (b->cur && mr_page_region(&mr_heap, b->partial) < mr_page_region(&mr_heap, b->cur_head)) {
+		s = &mr_spans[b->partial];
+		partial_del(b, s);
+		set_current(b, s);
+	}
+}
+
+static void inbox_push(struct mr_tcache *owner, void *p);
+
+/* A free drained from the inbox: the slab may be the bin's current one. A slab
+ * that changed owner since the free read its owner (reclaim_parked) gets the
+ * object forwarded to its owner's inbox. */
+static void local_free(struct mr_tcache *tc, struct mr_span *s, void *p)
+{
+	struct mr_bin *b = &tc->bins[s->temp][s->cls];
+	struct mr_tcache *owner = __atomic_load_n(&s->owner, __ATOMIC_RELAXED);
+
+	if (MR_UNLIKELY(owner != tc)) {
+		inbox_push(owner, p);
+		return;
+	}
+	if (s == b->cur) {
+		mr_list_push(&b->free, p);
+		b->cur_used--;
+		return;
+	}
+	mr_local_free_slow(b, s, p);
+}
+
+uintptr_t mr_free_key;
+uint64_t mr_class_magic[MR_NR_CLASSES];
+
+void mr_heap_corrupt(const char *msg)
+{
+	mr_write_str(2, "libmemreg: ");
+	mr_write_str(2, msg);
+	mr_write_str(2, "\n");
+	abort();
+}
+
+/* Frees that other threads pushed onto this cache's inbox. */
+static void drain_inbox(struct mr_tcache *tc)
+{
+	void *p = atomic_exchange_explicit(&tc->inbox, NULL, memory_order_acquire);
+
+	while (p) {
+		void *next = mr_list_next(p);
+		struct mr_span *s = mr_span_of(p);
+
+		local_free(tc, s, p);
+		p = next;
+	}
+}
+
+/* Push free object @p, keyed, onto @owner's inbox. */
+static void inbox_push(struct mr_tcache *owner, void *p)
+{
+	void *head = atomic_load_explicit(&owner->inbox, memory_order_relaxed);
+
+	((uintptr_t *)p)[1] = mr_free_key;
+	do {
+		*(void **)p = mr_link(p, head);
+	} while (!atomic_compare_exchange_weak_explicit(&owner->inbox, &head, p,
+							memory_order_release,
+							memory_order_relaxed));
+}
+
+void mr_remote_free(struct mr_span *s, void *p)
+{
+	/* Another thread's lists cannot be searched: the key alone says double free
+	 * (it is cleared whenever an object is handed out). */
+	if (MR_UNLIKELY(((uintptr_t *)p)[1] == mr_free_key))
+		mr_heap_corrupt("free(): double free detected");
+	inbox_push(__atomic_load_n(&s->owner, __ATOMIC_RELAXED), p);
+}
+
+/* Hand out objects [bump, bump + n) of the current slab as the bin's free list,
+ * a page's worth at a time so untouched slab pages stay untouched. */
+static void slab_extend(struct mr_bin *b, struct mr_span *s)
+{
+	uint32_t size = mr_class_size[s->cls], n = (uint32_t)(MR_PAGE_SIZE / size), i;
+	char *first = (char *)mr_page_addr((uint32_t)(s - mr_spans)) + (size_t)s->bump * size;
+
+	if (n == 0)
+		n = 1;
+	if (n > s->capacity - s->bump)
+		n = s->capacity - s->bump;
+	/* Linked and keyed as mr_list_push would: every listed object has the key. */
+	for (i = 0; i < n; i++) {
+		void **o = (void **)(first + (size_t)i * size);
+
+		o[0] = mr_link(o, i + 1 < n ? first + (size_t)(i + 1) * size : b->free);
+		((uintptr_t *)o)[1] = mr_free_key;
+	}
+	b->free = first;
+	s->bump += n;
+}
+
+/* The bin's current slab (there is one) stops being current: it keeps what is left
+ * of the bin's list, and goes back to the heap if empty, else to the partial list
+ * if it has room. */
+static void bin_retire_current(struct mr_bin *b)
+{
+	struct mr_span *s = b->cur;
+
+	b->cur = NULL;
+	b->cur_head = MR_NONE;
+	s->flags &= ~MR_SLAB_CURRENT;
+	s->free_list = b->free;
+	s->used = b->cur_used;
+	b->free = NULL;
+	if (s->used == 0)
+		slab_release(s);
+	else if (s->free_list || s->bump < s->capacity)
+		partial_add(b, s);
+}
+
+static void set_current(struct mr_bin *b, struct mr_span *s)
+{
+	if (b->cur)
+		bin_retire_current(b);
+	b->cur = s;
+	b->cur_head = (uint32_t)(s - mr_spans);
+	b->cur_used = s->used;
+	b->free = s->free_list;
+	s->free_list = NULL;
+	s->flags |= MR_SLAB_CURRENT;
+}
+
+static struct mr_span *slab_new(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
+{
+	uint32_t npages = CLASS_PAGES(cls), page, i;
+	struct mr_span *s;
+
+	page = mr_heap_alloc_pages(npages, 0, temp, MR_SPAN_SLAB);
+	if (page == MR_NONE)
+		return NULL;
+	s = &mr_spans[page];
+	s->cls = (uint8_t)cls;
+	s->owner = tc;
+	for (i = 1; i < npages; i++) {
+		mr_spans[page + i].head = page;
+		mr_spans[page + i].kind = MR_SPAN_SLAB;
+		mr_spans[page + i].cls = (uint8_t)cls;
+		mr_spans[page + i].temp = (uint8_t)temp;
+		mr_spans[page + i].owner = tc;
+	}
+	s->used = 0;
+	s->bump = 0;
+	s->capacity = (npages << MR_PAGE_SHIFT) / mr_class_size[cls];
+	s->flags = 0;
+	s->free_list = NULL;
+	return s;
+}
+
+/* Slab @s (every page) now belongs to @tc: its local frees are @tc's, and remote
+ * frees go to @tc's inbox (a free that read the old owner still reaches the old
+ * inbox: its drain forwards it, see local_free). */
+static void slab_set_owner(struct mr_span *s, struct mr_tcache *tc)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->npages; i++)
+		__atomic_store_n(&s[i].owner, tc, __ATOMIC_RELAXED);
+}
+
+/* Exited threads' caches (mimalloc's abandoned segments): whoever allocates next
+ * drains their inboxes into their slabs (empty slabs go back to the page heap, so
+ * the next slab comes from them) and takes their partial slabs of @temp/@cls.
+ * Under pool_lock: a parked cache is used by no thread. Returns whether @tc got a
+ * partial slab. */
+static bool reclaim_parked(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
+{
+	struct mr_bin *b = &tc->bins[temp][cls];
+	struct mr_tcache *pc;
+	bool got = false;
+
+	if (!__atomic_load_n(&pool, __ATOMIC_RELAXED))
+		return false;
+	pthread_mutex_lock(&pool_lock);
+	for (pc = pool; pc; pc = pc->next_parked) {
+		struct mr_bin *pb = &pc->bins[temp][cls];
+
+		if (atomic_load_explicit(&pc->inbox, memory_order_relaxed))
+			drain_inbox(pc);
+		while (pb->partial != MR_NONE) {
+			struct mr_span *s = &mr_spans[pb->partial];
+
+			partial_del(pb, s);
+			slab_set_owner(s, tc);
+			partial_add(b, s);
+			got = true;
+		}
+	}
+	pthread_mutex_unlock(&pool_lock);
+	return got;
+}
+
+/* Objects other threads freed to live caches' inboxes, taken by a cache that would
+ * otherwise need a new slab: its own go back to its slabs, those of @temp/@cls to
+ * its stash, the rest back to the inbox they came from (one chain, one CAS). The
+ * stashed ones stay counted as used in their slabs, as if never freed: handed out
+ * again and freed later, they go to their slab's owner like any object. Returns
+ * whether the stash got some. */
+static bool steal_inboxes(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
+{
+	struct mr_tcache *c;
+
+	for (c = __atomic_load_n(&all_caches, __ATOMIC_ACQUIRE); c;
+	     c = __atomic_load_n(&c->next_all, __ATOMIC_ACQUIRE)) {
+		void *p, *rest = NULL, *rest_tail = NULL, *head;
+
+		if (c == tc || !atomic_load_explicit(&c->inbox, memory_order_relaxed))
+			continue;
+		p = atomic_exchange_explicit(&c->inbox, NULL, memory_order_acquire);
+		while (p) {
+			void *next = mr_list_next(p);
+			struct mr_span *s = mr_span_of(p);
+
+			if (__atomic_load_n(&s->owner, __ATOMIC_RELAXED) == tc) {
+				local_free(tc, s, p);
+			} else if (s->temp == temp && s->cls == cls) {
+				mr_list_push(&tc->stash[temp][cls], p);
+			} else {
+				*(void **)p = mr_link(p, rest);
+				if (!rest)
+					rest_tail = p;
+				rest = p;
+			}
+			p = next;
+		}
+		if (rest) {
+			head = atomic_load_explicit(&c->inbox, memory_order_relaxed);
+			do {
+				*(void **)rest_tail = mr_link(rest_tail, head);
+			} while (!atomic_compare_exchange_weak_explicit(&c->inbox, &head, rest,
+									memory_order_release,
+									memory_order_relaxed));
+		}
+		if (tc->stash[temp][cls])
+			return true;
+	}
+	return false;
+}
+
+/* The stash goes back to the slabs' owners (a thread exits). */
+static void stash_flush(struct mr_tcache *tc)
+{
+	unsigned t, c;
+
+	for (t = 0; t < NR_MR_TEMP; t++)
+		for (c = 0; c < MR_NR_CLASSES; c++)
+			while (tc->stash[t][c]) {
+				void *p = tc->stash[t][c];
+				struct mr_span *s = mr_span_of(p);
+
+				tc->stash[t][c] = mr_list_next(p);
+				local_free(tc, s, p);	/* forwards what is not ours */
+			}
+}
+
+/* Whether the page heap has room for a new slab of class @cls in a region below
+ * the one of page @page: then a new slab packs better than reusing that one. A
+ * hint: asked only if the heap lock is free at once (a refill does not queue on
+ * it for this), else the answer is no. */
+static bool slab_lower_free(unsigned cls, enum mr_temp temp, uint32_t page)
+{
+	return mr_heap_lower_free(mr_class_slab_order[cls], temp, page);
+}
+
+/* The bin's next slab: the lowest of the current one (if it has room) and the
+ * lowest partial one, unless the page heap has room lower down (then a new slab:
+ * sorted reuse must not keep a high slab alive when the low regions have space).
+ * False if neither has a free object or a lower slab is to be made. */
+static bool bin_take_lowest(struct mr_bin *b, unsigned cls, enum mr_temp temp)
+{
+	struct mr_span *s = b->cur;
+
+	if (b->partial != MR_NONE && (!s || s->bump == s->capacity || b->partial < b->cur_head)) {
+		if (slab_lower_free(cls, temp, b->partial))
+			return false;
+		s = &mr_spans[b->partial];
+		partial_del(b, s);
+		set_current(b, s);
+		if (!b->free)
+			slab_extend(b, s);
+		return true;
+	}
+	if (s && s->bump < s->capacity && !slab_lower_free(cls, temp, b->cur_head)) {
+		slab_extend(b, s);
+		return true;
+	}
+	return false;
+}
+
+/* The bin ran dry. In that order: remote frees to this cache; the lowest slab with
+ * room among the current and partial ones (lowest first: high regions drain); the
+ * stash; exited threads' slabs; live threads' inboxes; a new slab (from the lowest
+ * region with room). */
+void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
+{
+	struct mr_bin *b = &tc->bins[temp][cls];
+	struct mr_span *s;
+	void *p;
+
+	if (atomic_load_explicit(&tc->inbox, memory_order_relaxed))
+		drain_inbox(tc);
+	if (!b->free && !bin_take_lowest(b, cls, temp)) {
+		if (!tc->stash[temp][cls] && reclaim_parked(tc, cls, temp))
+			bin_take_lowest(b, cls, temp);
+		if (!b->free && (tc->stash[temp][cls] || steal_inboxes(tc, cls, temp)))
+			return mr_list_pop(&tc->stash[temp][cls]);	/* counted in its slab */
+	}
+	if (!b->free) {
+		s = slab_new(tc, cls, temp);
+		if (!s)
+			return NULL;
+		set_current(b, s);
+		slab_extend(b, s);
+	}
+	p = mr_list_pop(&b->free);
+	b->cur_used++;
+	return p;
+}
+
+void *mr_small_alloc_shared(unsigned cls, enum mr_temp temp)
+{
+	void *p;
+
+	pthread_mutex_lock(&gtc_lock);
+	p = gtc.bins[temp][cls].free;
+	if (p) {
+		mr_list_pop(&gtc.bins[temp][cls].free);
+		gtc.bins[temp][cls].cur_used++;
+	} else {
+		p = mr_small_refill(&gtc, cls, temp);
+	}
+	pthread_mutex_unlock(&gtc_lock);
+	return p;
+}
+
+/* A thread exits: its cache gives back empty slabs and waits in the pool for the
+ * next thread, slabs with live objects included (their frees reach its inbox). */
+static void tc_destroy(void *arg)
+{
+	struct mr_tcache *tc = arg;
+	unsigned t, c;
+
+	mr_tc = NULL;
+	mr_tstate = TS_DEAD;
+	tc->temp = MR_TEMP_NORMAL;	/* the next thread starts from the default */
+	stash_flush(tc);
+	drain_inbox(tc);
+	for (t = 0; t < NR_MR_TEMP; t++) {
+		for (c = 0; c < MR_NR_CLASSES; c++)
+			if (tc->bins[t][c].cur)
+				bin_retire_current(&tc->bins[t][c]);
+	}
+	pthread_mutex_lock(&pool_lock);
+	tc->next_parked = pool;
+	__atomic_store_n(&pool, tc, __ATOMIC_RELAXED);	/* reclaim_parked peeks unlocked */
+	pthread_mutex_unlock(&pool_lock);
+}

@@ -1,0 +1,105 @@
+/* Thread caches and slabs (tcache.c): the bins the front end pops from and pushes
+ * to inline, their refill and slow frees, and the keyed free lists (heap integrity).
+ * Calls only the page heap and the stats below it. */
+#ifndef MR_ALLOCATOR_TCACHE_H
+#define MR_ALLOCATOR_TCACHE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "allocator/internal.h"
+
+/* struct mr_bin - one size class of one temperature in a thread cache: the current
+ * slab's free objects, and the slabs with free objects that are not current. */
+struct mr_bin {
+	void *free;
+	uint32_t cur_used;		/* the current slab's used count (its span's is stale) */
+	uint32_t cur_head;		/* the current slab's first page, or MR_NONE */
+	struct mr_span *cur;
+	uint32_t partial;		/* first slab page of the partial list, or MR_NONE */
+};
+
+/* struct mr_tcache - a thread's cache. Never freed: an exited thread's cache waits
+ * in a pool for the next thread, so other threads can always push to its inbox. */
+struct mr_tcache {
+	uint8_t temp;			/* memreg_set_thread_class(): first, read on every malloc */
+	struct mr_bin bins[NR_MR_TEMP][MR_NR_CLASSES];
+	_Atomic(void *) inbox;		/* objects of its slabs freed by other threads */
+	/* Free objects of other caches' slabs taken from their inboxes (steal_inboxes),
+	 * by temperature and class: handed out before a new slab is made. */
+	void *stash[NR_MR_TEMP][MR_NR_CLASSES];
+	struct mr_tcache *next_parked;
+	struct mr_tcache *next_all;
+	uint32_t id;
+};
+
+extern __thread struct mr_tcache *mr_tc MR_HIDDEN __attribute__((tls_model("initial-exec")));
+/* The calling thread's cache, set up on its first allocation (the heap is ready:
+ * the caller made sure); NULL means "use the shared cache"
+ * (mr_small_alloc_shared: while setting up, after exit, or out of memory). */
+struct mr_tcache *mr_tc_slow(void) MR_HIDDEN;
+void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp) MR_HIDDEN;
+void *mr_small_alloc_shared(unsigned cls, enum mr_temp temp) MR_HIDDEN;
+void mr_local_free_slow(struct mr_bin *b, struct mr_span *s, void *p) MR_HIDDEN;
+void mr_remote_free(struct mr_span *s, void *p) MR_HIDDEN;
+/* Start-up: the shared cache and the free-list key (the arena published), then,
+ * once the heap is ready, the thread-exit hook. fork: every cache lock. */
+void mr_tcache_init(void) MR_HIDDEN;
+void mr_tcache_start(void) MR_HIDDEN;
+void mr_tcache_lock_all(void) MR_HIDDEN;
+void mr_tcache_unlock_all(void) MR_HIDDEN;
+
+/* ---- heap integrity (glibc's level): free lists of small objects ----
+ * Safe-linking as in glibc 2.32: a free object's next pointer is stored as
+ * next ^ (the object's address >> 12), so a pointer written over it by a use after
+ * free or an overflow does not lead anywhere chosen, and one that reveals to a
+ * misaligned address aborts. The word after it holds mr_free_key while the object
+ * is on a free list, checked and cleared when it is handed out: an object handed
+ * out twice (freed twice, the list looping back to it) or written over while free
+ * aborts there. A local free never reads the object (a cache miss on every cold
+ * free: +28% user time on alloc-bench's packing): it compares it with the list's
+ * head, glibc's "fasttop" check; a remote free reads the key. */
+extern uintptr_t mr_free_key MR_HIDDEN;
+/* Lemire's divisibility test: off is a multiple of class c's size iff
+ * off * mr_class_magic[c] <= mr_class_magic[c] - 1 (64-bit wrap, off < 2^32). */
+extern uint64_t mr_class_magic[MR_NR_CLASSES] MR_HIDDEN;
+/* Print "libmemreg: @msg" on stderr, one line, and abort (as glibc's malloc_printerr). */
+void mr_heap_corrupt(const char *msg) MR_HIDDEN __attribute__((noreturn, cold));
+
+static inline void *mr_link(const void *slot, const void *next)
+{
+	return (void *)(((uintptr_t)slot >> 12) ^ (uintptr_t)next);
+}
+
+/* Push free object @p on the list at *@head. */
+static inline void mr_list_push(void **head, void *p)
+{
+	((void **)p)[0] = mr_link(p, *head);
+	((uintptr_t *)p)[1] = mr_free_key;
+	*head = p;
+}
+
+/* The object after free object @p. */
+static inline void *mr_list_next(const void *p)
+{
+	uintptr_t next = (uintptr_t)mr_link(p, ((void *const *)p)[0]);
+
+	if (MR_UNLIKELY(next & 15))
+		mr_heap_corrupt("malloc(): unaligned free list pointer detected");
+	return (void *)next;
+}
+
+/* Pop the first object of the non-empty list at *@head. */
+static inline void *mr_list_pop(void **head)
+{
+	void *p = *head;
+
+	*head = mr_list_next(p);
+	if (MR_UNLIKELY(((uintptr_t *)p)[1] != mr_free_key))
+		mr_heap_corrupt("malloc(): double free or corrupted free list detected");
+	((uintptr_t *)p)[1] = 0;
+	return p;
+}
+
+#endif
