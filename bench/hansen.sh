@@ -14,12 +14,12 @@ set -euo pipefail
 prog=hansen.sh
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${MEMREG_BUILD:-$top/build} out=hansen-out secs=20 data=768M rounds=2 from_log=
-scenarios=1,2,3 icount=3
+scenarios=1,2,3 icount=3 boot_timeout=1500
 
 usage() {
 	cat <<EOF
 usage: bench/hansen.sh [--build DIR] [--out DIR] [--seconds S] [--data SIZE] [--rounds N]
-                      [--scenarios LIST] [--icount SHIFT|none]
+                      [--scenarios LIST] [--icount SHIFT|none] [--boot-timeout S]
 Hansen's three scenarios in the VM lab (scripts/lab): five guest boots, each
 serialised with the other lab users by the machine-wide lab lock.
   --build DIR    the memreg build tree (default: MEMREG_BUILD or ./build)
@@ -33,6 +33,8 @@ serialised with the other lab users by the machine-wide lab lock.
   --icount SHIFT guest time counted in instructions (scripts/lab --icount; default
                  3): MB/s then follows the guest's work, not the host's load; none:
                  guest time is host time (TCG's default)
+  --boot-timeout S  bound on each boot, seconds (default 1500; with --icount the
+                 guest's vCPUs share one host thread: on a loaded host give more)
   --from-log LOG no boots: the table, JSON and plot from an earlier run's hansen.log
 The lab is TCG emulation on a shared machine: compare the scenarios with each other,
 never the MB/s with a real server's.
@@ -48,6 +50,7 @@ while [ $# -gt 0 ]; do
 	--rounds) rounds=${2:?}; shift ;;
 	--scenarios) scenarios=${2:?}; shift ;;
 	--icount) icount=${2:?}; shift ;;
+	--boot-timeout) boot_timeout=${2:?}; shift ;;
 	--from-log) from_log=${2:?}; shift ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "$prog: unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -58,6 +61,7 @@ done
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "$prog: bad --rounds '$rounds'" >&2; exit 2; }
 [[ $scenarios =~ ^[123](,[123])*$ ]] || { echo "$prog: bad --scenarios '$scenarios' (a list of 1, 2, 3)" >&2; exit 2; }
 want() { [[ ,$scenarios, == *,$1,* ]]; }
+[[ $boot_timeout =~ ^[1-9][0-9]*$ ]] || { echo "$prog: bad --boot-timeout '$boot_timeout'" >&2; exit 2; }
 [[ $icount =~ ^([0-9]|10|none)$ ]] || { echo "$prog: bad --icount '$icount' (0..10 or none)" >&2; exit 2; }
 icount_args=()
 [ "$icount" = none ] || icount_args=(--icount "$icount")
@@ -80,7 +84,7 @@ boot() {
 	t0=$SECONDS
 	echo "$prog: boot ${largs[*]}: $*" >&2
 	flock "${TMPDIR:-/tmp}/memreg-lab-boot.lock" "$top/scripts/lab" --build "$build" \
-		--timeout 1500 --data "$data" --dimm-size 128M --node-size 256M "${icount_args[@]}" "${largs[@]}" \
+		--timeout "$boot_timeout" --data "$data" --dimm-size 128M --node-size 256M "${icount_args[@]}" "${largs[@]}" \
 		-- sh -c "$guest" hansen-guest "$secs" "$@" | tee -a "$log" >&2
 	echo "$prog: boot done in $((SECONDS - t0)) s" >&2
 }
