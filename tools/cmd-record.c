@@ -426,9 +426,11 @@ static int member_start(struct rec_set *rs, const struct mr_target *t)
 	return 0;
 }
 
-/* Join live[@i]'s thread, install its record (or say why there is none), drop it. */
-static void member_finish(struct rec_set *rs, size_t i)
+/* Join live[@i]'s thread, install its record (or say why there is none), drop it;
+ * @at_end: the record ended, the process did not leave. */
+static void member_finish(struct rec_set *rs, size_t i, bool at_end)
 {
+	const char *how = at_end ? "recorded until the end," : "left after";
 	struct set_member *m = rs->live[i];
 	double lived_s = (mr_mon_now_us() - m->start_us) / 1e6;
 	char who[4200];
@@ -443,16 +445,16 @@ static void member_finish(struct rec_set *rs, size_t i)
 	} else if (!m->st.nr_snaps) {
 		/* a process shorter than one aggregation interval leaves no record */
 		output_discard(&m->o);
-		fprintf(stderr, "memregctl record: %s left after %.3g s: nothing recorded (less "
-			"than one aggregation interval, %.3g s)\n", who, lived_s,
+		fprintf(stderr, "memregctl record: %s %s %.3g s: nothing recorded (less than "
+			"one aggregation interval, %.3g s)\n", who, how, lived_s,
 			m->ctx.attrs.aggr_us / 1e6);
 		rs->nr_empty++;
 	} else if (output_commit(&m->o, &kept_old)) {
 		mr_cli_warn("%s: %s", who, mr_last_error());	/* the part file stays: named */
 		rs->nr_failed++;
 	} else {
-		fprintf(stderr, "memregctl record: %s left after %.3g s: %zu snapshots in %s%s\n",
-			who, lived_s, m->st.nr_snaps, m->path,
+		fprintf(stderr, "memregctl record: %s %s %.3g s: %zu snapshots in %s%s\n",
+			who, how, lived_s, m->st.nr_snaps, m->path,
 			kept_old ? " (the previous one is now .old)" : "");
 		rs->nr_records++;
 		rs->nr_snaps += m->st.nr_snaps;
@@ -483,7 +485,7 @@ static int record_set(struct rec_set *rs)
 			done = rs->live[i]->done;
 			pthread_mutex_unlock(&set_lock);
 			if (done)
-				member_finish(rs, i);
+				member_finish(rs, i, false);
 			else
 				i++;
 		}
@@ -509,7 +511,7 @@ static int record_set(struct rec_set *rs)
 	for (i = 0; i < rs->nr_live; i++)
 		rs->live[i]->stop = 1;
 	while (rs->nr_live)
-		member_finish(rs, rs->nr_live - 1);
+		member_finish(rs, rs->nr_live - 1, true);
 	free(rs->live);
 	free(rs->seen);
 	rs->live = NULL;
