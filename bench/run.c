@@ -935,7 +935,7 @@ static int measure(struct mr_bench *b, struct mr_energy_source *src, unsigned wi
 	char recpath[PATH_MAX], physpath[PATH_MAX], cgdir[PATH_MAX] = "", name[64];
 	bool in_cgroup = b->apply && (c->kind == MR_BENCH_REC || c->kind == MR_BENCH_CONTROL);
 	struct sampler smp;
-	struct rusage ru;
+	struct rusage ru = { 0 };	/* the monitor's is added even after a failed wait */
 	double t0, user, sys;
 	pid_t pid, phys = 0, mon = 0;
 	unsigned i;
