@@ -62,7 +62,7 @@ grep -q "joined: recording to /tmp/r70/$(cut -d' ' -f3 /tmp/c70.pids).rec" /tmp/
 # bench: rec and control, each in a fresh cgroup per run
 printf '4K max min max min max stat\n' >/tmp/stat.schemes
 start_tickers
-# `# the workload names its children in a file named after its cgroup ("" for orig's)
+# the workload names its children in a file named after its cgroup ("" for orig's)
 memregctl bench -c orig,rec,control --schemes /tmp/stat.schemes --apply -r 1 -w 0 \
 	-n fork --json -o /tmp/b70 -- \
 	'memreg-accessgen /tmp/c70 & a=$!; memreg-accessgen /tmp/c70 & b=$!
