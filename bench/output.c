@@ -405,6 +405,8 @@ char *mr_bench_json(const struct mr_bench *b)
 			json_object_object_add(o, "teardown_s", num(r->teardown_s));
 			json_object_object_add(o, "regions_held", str(r->regions_held[0] ?
 								     r->regions_held : NULL));
+			json_object_object_add(o, "observed", str(r->observed[0] ? r->observed :
+								 NULL));
 			json_object_object_add(o, "evac_bytes_moved",
 					       evac_run(b, r) ? num(r->evac_bytes) : NULL);
 			json_object_object_add(o, "evac_s", evac_run(b, r) ? num(r->evac_s) : NULL);
@@ -484,7 +486,7 @@ void mr_bench_print_csv(FILE *f, const struct mr_bench *b)
 	fprintf(f, "order,round,warmup,workload,config,start_unix_s,exit_status,setup_s,teardown_s");
 	for (m = 0; m < NR_MR_BENCH_METRICS; m++)
 		fprintf(f, ",%s", mr_bench_metric_info[m].key);
-	fprintf(f, ",regions_held,evac_bytes_moved,evac_s\n");
+	fprintf(f, ",regions_held,evac_bytes_moved,evac_s,observed\n");
 	for (k = 0; k < b->nr_runs; k++) {
 		const struct mr_bench_run *r = &b->run[k];
 
@@ -511,6 +513,8 @@ void mr_bench_print_csv(FILE *f, const struct mr_bench *b)
 		fputc(',', f);
 		if (evac_run(b, r) && !isnan(r->evac_s))
 			fprintf(f, "%.6f", r->evac_s);
+		fputc(',', f);
+		csv_field(f, r->observed);
 		fprintf(f, "\n");
 	}
 }

@@ -23,6 +23,7 @@
 #include <json-c/json.h>
 
 #include "bench/run.h"
+#include "common/cgroup.h"
 #include "common/root.h"
 #include "common/util.h"
 #include "monitor/monitor.h"
@@ -55,7 +56,8 @@ static const struct {
 	{ "alloc+profile", MR_BENCH_ALLOC_PROFILE,
 	  "libmemreg.so with a profile learned in a separate training run" },
 	{ "rec", MR_BENCH_REC,
-	  "monitoring only: memregctl record (backend auto) of the workload's top process" },
+	  "monitoring only: memregctl record (backend auto) of the workload: every process "
+	  "(its cgroup) with --apply, else its top process" },
 	{ "control", MR_BENCH_CONTROL,
 	  "the controller: memregctl control with the schemes given" },
 	{ "evac", MR_BENCH_EVAC,
@@ -279,6 +281,7 @@ struct sampler {
 	/* where the workload's pages are (map NULL: not sampled) */
 	const struct mr_region_map *map;
 	pid_t pid;		/* the workload's process */
+	const char *cgroup;	/* the run's cgroup: its members are the workload */
 	bool skip_top;		/* @pid is memregctl record/control: count its children only */
 	uint64_t *bytes;	/* last sample, per region (map->nr_regions) */
 	bool have_bytes;	/* a sample placed every byte on a region */
@@ -347,7 +350,29 @@ static void tree_children(pid_t pid, pid_t *pids, unsigned *nr)
 	closedir(d);
 }
 
-/* One placement sample of the workload's process tree into @s->bytes. */
+/* The processes of the cgroup v2 directory @dir (its cgroup.procs) into @pids. */
+static void cgroup_members(const char *dir, pid_t *pids, unsigned *nr)
+{
+	char path[PATH_MAX], *data = NULL, *p, *end;
+
+	if (mr_root_read_file(mr_pathf(path, sizeof(path), "%s/cgroup.procs", dir), 1 << 20,
+			      &data, NULL)) {
+		mr_clear_error();
+		return;
+	}
+	for (p = data; *nr < TREE_MAX_PIDS; p = end) {
+		long v = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		if (v > 0)
+			pids[(*nr)++] = (pid_t)v;
+	}
+	free(data);
+}
+
+/* One placement sample of the workload's processes (its tree, or its cgroup's
+ * members) into @s->bytes. */
 static void where_sample(struct sampler *s)
 {
 	pid_t *pids = malloc(TREE_MAX_PIDS * sizeof(*pids));
@@ -357,9 +382,13 @@ static void where_sample(struct sampler *s)
 
 	if (!pids)
 		return;
-	pids[nr++] = s->pid;
-	for (i = 0; i < nr && nr < TREE_MAX_PIDS; i++)
-		tree_children(pids[i], pids, &nr);
+	if (s->cgroup) {
+		cgroup_members(s->cgroup, pids, &nr);
+	} else {
+		pids[nr++] = s->pid;
+		for (i = 0; i < nr && nr < TREE_MAX_PIDS; i++)
+			tree_children(pids[i], pids, &nr);
+	}
 	sum = calloc(s->map->nr_regions ? s->map->nr_regions : 1, sizeof(*sum));
 	if (!sum) {
 		free(pids);
@@ -423,7 +452,7 @@ static void *sampler_thread(void *arg)
 }
 
 static int sampler_start(struct sampler *s, const struct mr_region_map *map, pid_t pid,
-			 bool skip_top)
+			 const char *cgroup, bool skip_top)
 {
 	pthread_condattr_t ca;
 	sigset_t all, old;
@@ -431,6 +460,7 @@ static int sampler_start(struct sampler *s, const struct mr_region_map *map, pid
 
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
+	s->cgroup = cgroup;
 	s->skip_top = skip_top;
 	if (map && (s->bytes = calloc(map->nr_regions ? map->nr_regions : 1,
 				      sizeof(*s->bytes))))
@@ -645,25 +675,96 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The access suite's accuracy: the median working-set size of a rec run's record, a
- * region counted when accessed in at least WSS_MIN_ACCESSES samples of an
- * aggregation (as docs/monitor.md and the demo read stairs). */
+/* The access suite's accuracy: the median working-set size of a rec run, a region
+ * counted when accessed in at least WSS_MIN_ACCESSES samples of an aggregation (as
+ * docs/monitor.md and the demo read stairs). @path is the record of the top process,
+ * or the directory of a cgroup run's records (memregctl record --cgroup): there the
+ * working set of an aggregation interval is the sum over every process's record
+ * (snapshots placed in time by their record's start, to the nanosecond). */
 #define WSS_MIN_ACCESSES 3
-static void rec_wss(const char *path, struct mr_bench_run *r)
+
+struct wss_point {
+	uint64_t bucket;	/* absolute time / aggregation interval */
+	uint64_t bytes;
+};
+
+static int cmp_point(const void *a, const void *b)
+{
+	const struct wss_point *x = a, *y = b;
+
+	return (x->bucket > y->bucket) - (x->bucket < y->bucket);
+}
+
+/* Add every snapshot's working set of record @file to @pts; @aggr_us is the first
+ * record's aggregation interval (every record of a run has the same). */
+static void wss_points(const char *file, struct wss_point **pts, size_t *nr,
+		       uint64_t *aggr_us)
 {
 	struct mr_rec rec;
 	uint64_t *wss = NULL;
+	size_t i;
 
 	memset(&rec, 0, sizeof(rec));
-	if (mr_rec_load(path, &rec) == 0 && rec.nr_snaps &&
+	if (mr_rec_load(file, &rec) == 0 && rec.nr_snaps &&
 	    mr_report_wss(&rec, WSS_MIN_ACCESSES, &wss) == 0) {
-		qsort(wss, rec.nr_snaps, sizeof(*wss), cmp_u64);
-		r->m[MR_BENCH_WSS_P50_MIB] = (double)mr_report_percentile(wss, rec.nr_snaps, 50) /
-					     (1024.0 * 1024.0);
+		struct wss_point *p = realloc(*pts, (*nr + rec.nr_snaps) * sizeof(*p));
+
+		if (!*aggr_us)
+			*aggr_us = rec.hdr.attrs.aggr_us ? rec.hdr.attrs.aggr_us : 1;
+		for (i = 0; p && i < rec.nr_snaps; i++) {
+			/* the snapshot's time is its interval's end */
+			uint64_t t_us = rec.hdr.start_unix_ns / 1000 + rec.snaps[i].time_us;
+
+			p[*nr + i] = (struct wss_point){ (t_us - 1) / *aggr_us, wss[i] };
+		}
+		if (p) {
+			*pts = p;
+			*nr += rec.nr_snaps;
+		}
 	}
 	mr_clear_error();
 	free(wss);
 	mr_rec_free(&rec);
+}
+
+static void rec_wss(const char *path, bool is_dir, struct mr_bench_run *r)
+{
+	struct wss_point *pts = NULL;
+	uint64_t aggr_us = 0, *sums;
+	size_t nr = 0, nr_sums = 0, i;
+	char file[PATH_MAX + 256];	/* the directory and a d_name */
+	struct dirent *de;
+	DIR *d;
+
+	if (!is_dir) {
+		wss_points(path, &pts, &nr, &aggr_us);
+	} else if ((d = opendir(path))) {
+		while ((de = readdir(d))) {
+			size_t n = strlen(de->d_name);
+
+			if (n > 4 && !strcmp(de->d_name + n - 4, ".rec")) {
+				snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
+				wss_points(file, &pts, &nr, &aggr_us);
+			}
+		}
+		closedir(d);
+	}
+	sums = nr ? calloc(nr, sizeof(*sums)) : NULL;
+	if (sums) {
+		/* one sum per aggregation interval over every process recorded in it */
+		qsort(pts, nr, sizeof(*pts), cmp_point);
+		for (i = 0; i < nr; i++) {
+			if (i && pts[i].bucket == pts[i - 1].bucket)
+				sums[nr_sums - 1] += pts[i].bytes;
+			else
+				sums[nr_sums++] = pts[i].bytes;
+		}
+		qsort(sums, nr_sums, sizeof(*sums), cmp_u64);
+		r->m[MR_BENCH_WSS_P50_MIB] = (double)mr_report_percentile(sums, nr_sums, 50) /
+					     (1024.0 * 1024.0);
+	}
+	free(sums);
+	free(pts);
 }
 
 /* The evacuate command: MEMREG_BENCH_EVACUATE (tests put a stand-in there), else
@@ -725,6 +826,105 @@ static int evac_teardown(struct mr_bench *b, const struct mr_bench_config *c,
 				   w->name, c->plan) : 0;
 }
 
+/*
+ * rec and control with --apply: the monitor beside the run, on the run's cgroup --
+ * `memregctl record --cgroup DIR --apply -o RECDIR` or `memregctl control --cgroup
+ * DIR --apply --schemes ...`, its output in the log. record is ready when RECDIR
+ * exists (past its checks and its backend's self-test), so it sees the workload's
+ * first processes; control reads the group when it starts and every update
+ * interval. The pid, or -errno.
+ */
+static pid_t monitor_start(struct mr_bench *b, const struct mr_bench_config *c,
+			   const char *cgdir, const char *recdir)
+{
+	double until = now_mono_s() + 60;
+	struct stat sb;
+	pid_t pid;
+	int st;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return mr_error(-errno, "fork");
+	if (pid == 0) {
+		int fd = open(b->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		const char *argv[20];
+		unsigned n = 0;
+
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		argv[n++] = b->memregctl;
+		if (c->kind == MR_BENCH_REC) {
+			argv[n++] = "record";
+			argv[n++] = "-o";
+			argv[n++] = recdir;
+		} else {
+			argv[n++] = "control";
+			argv[n++] = "--schemes";
+			argv[n++] = c->schemes;
+			argv[n++] = "--backend";
+			argv[n++] = c->backend;
+			if (b->control_attrs) {
+				argv[n++] = "--attrs";
+				argv[n++] = b->control_attrs;
+			}
+		}
+		argv[n++] = "--cgroup";
+		argv[n++] = cgdir;
+		argv[n++] = "--apply";
+		argv[n] = NULL;
+		execv(b->memregctl, (char *const *)argv);
+		_exit(127);
+	}
+	while (c->kind == MR_BENCH_REC && now_mono_s() < until) {
+		if (stat(recdir, &sb) == 0)
+			return pid;
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return mr_error(-EIO, "%s: memregctl record --cgroup %s ended before it "
+					"recorded (exit %d); its output is in %s", c->name, cgdir,
+					WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
+					b->log_path);
+		usleep(20000);
+	}
+	if (c->kind == MR_BENCH_REC) {
+		kill(pid, SIGINT);
+		waitpid(pid, &st, 0);
+		return mr_error(-ETIMEDOUT, "%s: memregctl record --cgroup did not start in 60 s; "
+				"its output is in %s", c->name, b->log_path);
+	}
+	return pid;
+}
+
+/* Stop the monitor (SIGINT: records installed, control's outputs written) and add
+ * its CPU time and switches to @ru, the workload's: the monitor's cost is the
+ * configuration's, as when it was the workload's parent. */
+static int monitor_stop(struct mr_bench *b, const struct mr_bench_config *c, pid_t pid,
+			struct rusage *ru)
+{
+	struct rusage mru;
+	int st;
+
+	kill(pid, SIGINT);
+	while (wait4(pid, &st, 0, &mru) < 0)
+		if (errno != EINTR)
+			return mr_error(-errno, "wait4");
+	ru->ru_utime.tv_sec += mru.ru_utime.tv_sec;
+	ru->ru_utime.tv_usec += mru.ru_utime.tv_usec;
+	ru->ru_stime.tv_sec += mru.ru_stime.tv_sec;
+	ru->ru_stime.tv_usec += mru.ru_stime.tv_usec;
+	ru->ru_nivcsw += mru.ru_nivcsw;
+	ru->ru_nvcsw += mru.ru_nvcsw;
+	if (mru.ru_maxrss > ru->ru_maxrss)
+		ru->ru_maxrss = mru.ru_maxrss;
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		return mr_error(-EIO, "%s: memregctl %s --cgroup failed (exit %d); its output is "
+				"in %s", c->name, c->kind == MR_BENCH_REC ? "record" : "control",
+				WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), b->log_path);
+	return 0;
+}
+
 /* One measured (or warm-up) run of workload @wi under configuration @ci into @r. */
 static int measure(struct mr_bench *b, struct mr_energy_source *src, unsigned wi,
 		   unsigned ci, struct mr_bench_run *r)
@@ -732,11 +932,12 @@ static int measure(struct mr_bench *b, struct mr_energy_source *src, unsigned wi
 	const struct mr_bench_workload *w = &b->workloads[wi];
 	const struct mr_bench_config *c = &b->configs[ci];
 	const struct bench_regions *br = b->regions;
-	char recpath[PATH_MAX], physpath[PATH_MAX];
+	char recpath[PATH_MAX], physpath[PATH_MAX], cgdir[PATH_MAX] = "", name[64];
+	bool in_cgroup = b->apply && (c->kind == MR_BENCH_REC || c->kind == MR_BENCH_CONTROL);
 	struct sampler smp;
-	struct rusage ru;
+	struct rusage ru = { 0 };	/* the monitor's is added even after a failed wait */
 	double t0, user, sys;
-	pid_t pid, phys = 0;
+	pid_t pid, phys = 0, mon = 0;
 	unsigned i;
 	int st, err;
 
@@ -749,13 +950,33 @@ static int measure(struct mr_bench *b, struct mr_energy_source *src, unsigned wi
 		return mr_error_wrap(-EIO, "%s: setup of %s", w->name, c->name);
 	if (c->kind == MR_BENCH_EVAC && evac_setup(b, c, w, r))
 		return -EIO;
-	snprintf(recpath, sizeof(recpath), "%s/rec-%u-%u.rec", b->workdir, wi, r->order);
+	snprintf(recpath, sizeof(recpath), "%s/rec-%u-%u.%s", b->workdir, wi, r->order,
+		 in_cgroup ? "d" : "rec");
 	snprintf(physpath, sizeof(physpath), "%s/phys-%u-%u.rec", b->workdir, wi, r->order);
-	if (b->phys && !r->warmup && (phys = phys_start(b, physpath)) < 0)
+	if (c->kind == MR_BENCH_REC || c->kind == MR_BENCH_CONTROL)
+		snprintf(r->observed, sizeof(r->observed), in_cgroup ? "cgroup" : "process");
+	if (in_cgroup) {
+		/* a fresh cgroup v2 per run, the workload started inside it, the monitor
+		 * following its members; removed after the run */
+		snprintf(name, sizeof(name), "memreg-bench-%ld-%u", (long)getpid(), r->order);
+		if (mr_cgroup_mkdir_fresh(name, b->apply, cgdir, sizeof(cgdir)))
+			return mr_error_wrap(-EIO, "%s: the run's cgroup", c->name);
+		mon = monitor_start(b, c, cgdir, recpath);
+		if (mon < 0) {
+			mr_cgroup_rmdir(cgdir, b->apply);
+			return (int)mon;
+		}
+	}
+	if (b->phys && !r->warmup && (phys = phys_start(b, physpath)) < 0) {
+		if (mon > 0)
+			kill(mon, SIGINT), waitpid(mon, &st, 0), mr_cgroup_rmdir(cgdir, b->apply);
 		return (int)phys;
+	}
 	if (src && mr_energy_start(src)) {
 		if (phys > 0)
 			kill(phys, SIGINT), waitpid(phys, &st, 0);
+		if (mon > 0)
+			kill(mon, SIGINT), waitpid(mon, &st, 0), mr_cgroup_rmdir(cgdir, b->apply);
 		return mr_error_wrap(-EIO, "energy");
 	}
 	fflush(NULL);
@@ -775,6 +996,15 @@ static int measure(struct mr_bench *b, struct mr_energy_source *src, unsigned wi
 		if (w->dir && chdir(w->dir) < 0)
 			_exit(126);
 		child_env(b, c, w);
+		if (in_cgroup) {
+			/* into the run's group before anything of the workload's runs */
+			if (mr_cgroup_enter(cgdir, getpid(), b->apply)) {
+				fprintf(stderr, "memregctl bench: %s\n", mr_last_error());
+				_exit(126);
+			}
+			execl("/bin/sh", "sh", "-c", w->cmd, (char *)NULL);
+			_exit(127);
+		}
 		if (c->kind == MR_BENCH_REC) {
 			execl(b->memregctl, b->memregctl, "record", "-o", recpath, "--",
 			      "/bin/sh", "-c", exec_form(w->cmd), (char *)NULL);
@@ -808,8 +1038,9 @@ static int measure(struct mr_bench *b, struct mr_energy_source *src, unsigned wi
 		_exit(127);
 	}
 	err = pid < 0 ? errno : 0;
-	if (pid > 0 && sampler_start(&smp, br ? &br->map : NULL, pid,
-				     c->kind == MR_BENCH_REC || c->kind == MR_BENCH_CONTROL))
+	if (pid > 0 && sampler_start(&smp, br ? &br->map : NULL, pid, in_cgroup ? cgdir : NULL,
+				     !in_cgroup && (c->kind == MR_BENCH_REC ||
+						    c->kind == MR_BENCH_CONTROL)))
 		err = EAGAIN;
 	/* wait4's rusage is the child's and that of every descendant it waited for:
 	 * the tree's times and switches, and the largest single process's peak RSS. */
@@ -827,6 +1058,15 @@ static int measure(struct mr_bench *b, struct mr_energy_source *src, unsigned wi
 	if (pid > 0 && err != EAGAIN)
 		sampler_stop(&smp, r);
 	if (phys > 0 && phys_finish(b, phys, physpath, r) && !err)
+		err = EIO;
+	if (mon > 0 && monitor_stop(b, c, mon, &ru) && !err)
+		err = EIO;
+	if (cgdir[0] && mr_cgroup_rmdir(cgdir, b->apply) && !err) {
+		mr_error_wrap(-EBUSY, "%s: the run's cgroup %s (a process the workload left "
+			      "behind?)", c->name, cgdir);
+		err = EIO;
+	}
+	if (err == EIO)
 		return -EIO;
 	if (err)
 		return mr_error(-err, "running %s", w->name);
@@ -847,7 +1087,7 @@ static int measure(struct mr_bench *b, struct mr_energy_source *src, unsigned wi
 	if (c->kind == MR_BENCH_EVAC && evac_teardown(b, c, w, r))
 		return -EIO;
 	if (c->kind == MR_BENCH_REC && w->wss_expect_mib > 0 && !r->exit_status)
-		rec_wss(recpath, r);
+		rec_wss(recpath, in_cgroup, r);
 	if (r->exit_status)
 		return mr_error(-EIO, "%s under %s exited with status %d; its output is in %s",
 				w->name, c->name, r->exit_status, b->log_path);
@@ -1076,7 +1316,7 @@ int mr_bench_run_all(struct mr_bench *b)
 {
 	struct mr_energy_source src;
 	bool have_src = false;
-	unsigned *order, total, done = 0, wi, ci, i, k;
+	unsigned *order, total, done = 0, wi, ci, i, k, nr_observers = 0;
 	double t_start;
 	int ret = 0;
 
@@ -1089,16 +1329,28 @@ int mr_bench_run_all(struct mr_bench *b)
 			return mr_error(-ENOENT, "%s needs libmemreg.so: not found beside %s nor in "
 					"%s (set MEMREG_LIB)", b->configs[ci].name,
 					b->memregctl, MR_LIBDIR);
-		if (kind == MR_BENCH_REC || kind == MR_BENCH_ALLOC_PROFILE ||
-		    kind == MR_BENCH_CONTROL)
-			mr_bench_note(b, "%s %s the workload's top process only: memregctl "
-				      "%s has no --cgroup yet, so the processes it starts "
-				      "are not %s", b->configs[ci].name,
-				      kind == MR_BENCH_CONTROL ? "controls" : "records",
-				      kind == MR_BENCH_CONTROL ? "control" : "record",
-				      kind == MR_BENCH_CONTROL ? "controlled" : "monitored");
+		if (kind == MR_BENCH_ALLOC_PROFILE)
+			mr_bench_note(b, "%s: its training record follows the workload's top "
+				      "process only", b->configs[ci].name);
+		if (kind == MR_BENCH_REC || kind == MR_BENCH_CONTROL)
+			nr_observers++;
 		if (check_config(b, &b->configs[ci]))
 			return -EINVAL;
+	}
+	if (nr_observers && b->apply) {
+		/* the runs' groups go under the cgroup v2 mount: found before the first */
+		char mnt[PATH_MAX];
+
+		if (mr_cgroup2_mount(mnt, sizeof(mnt)))
+			return mr_error_wrap(-ENOTSUP, "rec and control run each workload in a "
+					     "fresh cgroup v2 with --apply");
+		mr_bench_note(b, "rec and control: each run in a fresh cgroup v2 under %s "
+			      "(memregctl record/control --cgroup): every process of the "
+			      "workload observed", mnt);
+	} else if (nr_observers) {
+		mr_bench_note(b, "rec and control observe the workload's top process only: "
+			      "give --apply to run each in a fresh cgroup v2 and observe every "
+			      "process of the workload");
 	}
 	if (b->phys && !b->apply)
 		return mr_error(-EPERM, "--phys records physical memory with the kernel's DAMON "

@@ -138,6 +138,9 @@ struct mr_bench_run {
 	double m[NR_MR_BENCH_METRICS];
 	char regions_held[256];
 	double evac_bytes, evac_s;
+	/* rec and control: what the monitor followed, "cgroup" (the run's fresh cgroup
+	 * v2, --apply) or "process" (the workload's top process); "" for the others */
+	char observed[8];
 };
 
 struct mr_bench {

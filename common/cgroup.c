@@ -126,7 +126,7 @@ int mr_cgroup_move_in(struct mr_cgroup *cg, pid_t pid)
 void mr_cgroup_remove(struct mr_cgroup *cg)
 {
 	char file[300], num[24];
-	int err, i;
+	int err;
 
 	if (cg->pid > 0 && mr_proc_alive(cg->pid)) {
 		snprintf(num, sizeof(num), "%ld", (long)cg->pid);
@@ -138,15 +138,8 @@ void mr_cgroup_remove(struct mr_cgroup *cg)
 	}
 	cg->pid = 0;
 	if (cg->made) {
-		/* a process that just exited may still count as a member for a moment:
-		 * rmdir answers EBUSY until it is reaped; retry for up to 2 s */
 		mr_pathf(file, sizeof(file), MR_CGROUP_ROOT "%s", cg->path);
-		for (i = 0; i < 200; i++) {
-			err = mr_root_rmdir(file, cg->apply);
-			if (err != -EBUSY)
-				break;
-			usleep(10000);
-		}
+		err = mr_cgroup_rmdir(file, cg->apply);
 		if (err)
 			fprintf(stderr, "memregctl: cgroup: %s left: %s\n", file, mr_last_error());
 		cg->made = false;
@@ -160,4 +153,90 @@ void mr_cgroup_remove(struct mr_cgroup *cg)
 				"%s\n", MR_CGROUP_ROOT, mr_last_error());
 		cg->memory_enabled = false;
 	}
+}
+
+/* /proc/self/mounts escapes space, tab, newline and backslash as \ooo. */
+static void unescape_octal(char *s)
+{
+	char *d = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*d++ = *s;
+		}
+	}
+	*d = '\0';
+}
+
+int mr_cgroup2_mount(char *path, size_t len)
+{
+	char *data = NULL, *line, *save = NULL;
+	int err;
+
+	err = mr_root_read_file("/proc/self/mounts", 1 << 20, &data, NULL);
+	if (err)
+		return mr_error_wrap(err, "finding the cgroup v2 mount");
+	err = mr_error(-ENOTSUP, "no cgroup v2 hierarchy is mounted (no cgroup2 line in "
+		       "/proc/self/mounts; mount -t cgroup2 none /sys/fs/cgroup)");
+	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char dev[256], dir[4096], type[64];
+
+		/* "cgroup2 /sys/fs/cgroup cgroup2 rw,nosuid,... 0 0" */
+		if (sscanf(line, "%255s %4095s %63s", dev, dir, type) != 3 ||
+		    strcmp(type, "cgroup2"))
+			continue;
+		unescape_octal(dir);
+		if (strlen(dir) >= len) {
+			err = mr_error(-ENAMETOOLONG, "cgroup v2 mount %s: path too long", dir);
+		} else {
+			strcpy(path, dir);
+			mr_clear_error();
+			err = 0;
+		}
+		break;
+	}
+	free(data);
+	return err;
+}
+
+int mr_cgroup_mkdir_fresh(const char *name, bool apply, char *dir, size_t len)
+{
+	char mnt[4096];
+	int err;
+
+	err = mr_cgroup2_mount(mnt, sizeof(mnt));
+	if (err)
+		return err;
+	if ((size_t)snprintf(dir, len, "%s/%s", strcmp(mnt, "/") ? mnt : "", name) >= len)
+		return mr_error(-ENAMETOOLONG, "cgroup %s/%s: path too long", mnt, name);
+	if (mr_root_exists(dir))
+		return mr_error(-EEXIST, "cgroup: %s exists already (left by a memreg that was "
+				"killed? remove it with rmdir when it holds no process)", dir);
+	return mr_root_mkdir(dir, apply);
+}
+
+int mr_cgroup_enter(const char *dir, pid_t pid, bool apply)
+{
+	char file[4200], num[24];
+
+	snprintf(num, sizeof(num), "%ld", (long)pid);
+	return mr_root_write_str(mr_pathf(file, sizeof(file), "%s/cgroup.procs", dir), num,
+				 apply);
+}
+
+int mr_cgroup_rmdir(const char *dir, bool apply)
+{
+	int err, i;
+
+	for (i = 0; i < 200; i++) {
+		err = mr_root_rmdir(dir, apply);
+		if (err != -EBUSY)
+			break;
+		usleep(10000);
+	}
+	return err;
 }

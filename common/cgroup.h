@@ -1,6 +1,7 @@
-/* cgroup v2 groups memreg creates for a target (the kernel engine's DAMOS memcg
- * filter): create one, move a process in and back, remove it. Through the root
- * layer: under a fixture root nothing is written, on "/" only with --apply. */
+/* cgroup v2 groups memreg creates: for a target (the kernel engine's DAMOS memcg
+ * filter: create one, move a process in and back, remove it) and for a benchmark run
+ * (a fresh group the workload starts in). Through the root layer: under a fixture
+ * root nothing is written, on "/" only with --apply. */
 #ifndef MR_COMMON_CGROUP_H
 #define MR_COMMON_CGROUP_H
 
@@ -42,5 +43,18 @@ int mr_cgroup_move_in(struct mr_cgroup *cg, pid_t pid);
  * memory controller disabled again if memreg enabled it. Errors go to stderr; what
  * cannot be undone is said. */
 void mr_cgroup_remove(struct mr_cgroup *cg);
+
+/* Where the cgroup v2 hierarchy is mounted: the first "cgroup2" line of
+ * /proc/self/mounts (/sys/fs/cgroup, or /sys/fs/cgroup/unified on a v1/v2 hybrid).
+ * 0, or -ENOTSUP with mr_error saying none is mounted. */
+int mr_cgroup2_mount(char *path, size_t len);
+/* A fresh group @name under the cgroup v2 mount, its path in @dir: -EEXIST when it
+ * exists; refused as every write (-EROFS under a fixture root, -EPERM without @apply). */
+int mr_cgroup_mkdir_fresh(const char *name, bool apply, char *dir, size_t len);
+/* Move @pid (every thread of it) into the group at @dir (a Linux path). */
+int mr_cgroup_enter(const char *dir, pid_t pid, bool apply);
+/* Remove the group at @dir; a process that just exited may still count as a member
+ * for a moment (EBUSY until it is reaped): retried for up to 2 s. */
+int mr_cgroup_rmdir(const char *dir, bool apply);
 
 #endif

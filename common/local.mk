@@ -7,4 +7,5 @@ libmrcommon_la_SOURCES = \
 	common/root.c common/root.h \
 	common/proc.c common/proc.h \
 	common/sys.c common/sys.h \
-	common/cgroup.c common/cgroup.h
+	common/cgroup.c common/cgroup.h \
+	common/targets.c common/targets.h

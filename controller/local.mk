@@ -7,7 +7,6 @@ libmrcontrol_la_SOURCES = controller/scheme.c controller/scheme.h \
 	controller/action.c controller/action.h \
 	controller/run.c controller/run.h controller/metrics.c \
 	controller/conf.c controller/conf.h \
-	controller/targets.c controller/targets.h \
 	controller/kengine.c controller/kengine.h \
 	controller/classes.c controller/classes.h
 libmrcontrol_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
@@ -40,12 +39,6 @@ tests_controller_test_engine_SOURCES = tests/controller/test-engine.c
 tests_controller_test_engine_CFLAGS = $(MR_TEST_CFLAGS)
 tests_controller_test_engine_LDADD = libmrcontrol.la $(MR_TEST_LDADD)
 TESTS += tests/controller/test-engine
-
-check_PROGRAMS += tests/controller/test-targets
-tests_controller_test_targets_SOURCES = tests/controller/test-targets.c
-tests_controller_test_targets_CFLAGS = $(MR_TEST_CFLAGS)
-tests_controller_test_targets_LDADD = libmrcontrol.la $(MR_TEST_LDADD)
-TESTS += tests/controller/test-targets
 
 # The planner on the fixture machines (their roots are assembled by regions/local.mk).
 check_PROGRAMS += tests/controller/test-plan

@@ -635,7 +635,7 @@ int mr_ctl_run_start(struct mr_ctl_run *run, pid_t pid, bool phys, bool apply)
  * regions together with the other targets' last regions (engine_pass), so the
  * priority threshold is over every target, and acting on that target's regions.
  * The main thread follows the set: every update interval it re-reads it
- * (mr_ctl_targets_update), starts a thread for each process that joined, reaps those
+ * (mr_targets_update), starts a thread for each process that joined, reaps those
  * whose process ended, and logs both. A process that ends ends its part only.
  */
 static void free_target(struct mr_ctl_run_target *t)
@@ -734,7 +734,7 @@ static void log_target(struct mr_ctl_run *run, const char *what)
 
 /* Start following @m: its monitor ctx (a copy of the template run->mon), its
  * actions and its thread. Called with run->lock held. */
-static int add_target(struct mr_ctl_run *run, const struct mr_ctl_member *m)
+static int add_target(struct mr_ctl_run *run, const struct mr_target *m)
 {
 	struct mr_ctl_run_target *t, **live;
 	int err;
@@ -806,7 +806,7 @@ static int run_targets(struct mr_ctl_run *run)
 	}
 	run->start_mono_us = mr_mon_now_us();
 	while (!stop_asked(run)) {
-		struct mr_ctl_member *joined = NULL, *left = NULL;
+		struct mr_target *joined = NULL, *left = NULL;
 		size_t nr_joined = 0, nr_left = 0;
 		char who[4200], line[4800];
 		uint64_t until;
@@ -823,7 +823,7 @@ static int run_targets(struct mr_ctl_run *run)
 				i++;
 				continue;
 			}
-			mr_ctl_member_text(run->targets, &t->member, who, sizeof(who));
+			mr_target_text(run->targets, &t->member, who, sizeof(who));
 			pthread_mutex_lock(&run->lock);
 			if (t->err) {
 				snprintf(line, sizeof(line), "%s: not followed: %s", who, t->errmsg);
@@ -841,7 +841,7 @@ static int run_targets(struct mr_ctl_run *run)
 			pthread_mutex_unlock(&run->lock);
 			reap_target(run, i);
 		}
-		err = mr_ctl_targets_update(run->targets, &joined, &nr_joined, &left, &nr_left);
+		err = mr_targets_update(run->targets, &joined, &nr_joined, &left, &nr_left);
 		if (err)
 			break;
 		pthread_mutex_lock(&run->lock);
@@ -859,7 +859,7 @@ static int run_targets(struct mr_ctl_run *run)
 				t->left = true;
 				t->stop = 1;
 				run->nr_left++;
-				mr_ctl_member_text(run->targets, &t->member, who, sizeof(who));
+				mr_target_text(run->targets, &t->member, who, sizeof(who));
 				snprintf(line, sizeof(line), "%s left after %" PRIu64
 					 " aggregation%s", who, t->aggregations,
 					 t->aggregations == 1 ? "" : "s");
@@ -869,7 +869,7 @@ static int run_targets(struct mr_ctl_run *run)
 		for (i = 0; i < nr_joined && !err; i++) {
 			err = add_target(run, &joined[i]);
 			if (!err) {
-				mr_ctl_member_text(run->targets, &joined[i], who, sizeof(who));
+				mr_target_text(run->targets, &joined[i], who, sizeof(who));
 				snprintf(line, sizeof(line), "%s joined", who);
 				log_target(run, line);
 			}
@@ -879,7 +879,7 @@ static int run_targets(struct mr_ctl_run *run)
 		free(left);
 		if (err)
 			break;
-		if (!run->nr_live && !mr_ctl_targets_open(run->targets)) {
+		if (!run->nr_live && !mr_targets_open(run->targets)) {
 			pthread_mutex_lock(&run->lock);
 			log_target(run, run->nr_joined ? "no process left to follow" :
 				   "no process to follow");

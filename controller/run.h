@@ -15,7 +15,7 @@
 #include "controller/engine.h"
 #include "controller/plan.h"
 #include "controller/scheme.h"
-#include "controller/targets.h"
+#include "common/targets.h"
 #include "monitor/monitor.h"
 
 struct json_object;
@@ -57,7 +57,7 @@ struct mr_ctl_run_target {
 	struct mr_mon_region *last;
 	size_t nr_last, cap_last;
 	/* a target of a set */
-	struct mr_ctl_member member;
+	struct mr_target member;
 	struct mr_mon_ctx own_mon;
 	struct mr_act_ctx own_act;
 	struct mr_ctl_run *run;
@@ -78,7 +78,7 @@ struct mr_ctl_run_target {
  *			@targets, a template: its ops, attrs, apply and stop are copied
  *			into each process's own monitor ctx; its target is not used.
  * @targets:		NULL for one target (@mon's); else the set to follow: processes
- *			join and leave as mr_ctl_targets_update says, every @mon update
+ *			join and leave as mr_targets_update says, every @mon update
  *			interval, each monitored by its own thread (see run.c).
  * @engine_name, @backend_name:	for the output ("user", "damon").
  * @duration_us:	stop after this much monitoring time (0: until the end).
@@ -94,7 +94,7 @@ struct mr_ctl_run {
 	struct mr_scheme_set *set;
 	const struct mr_region_map *map;
 	struct mr_mon_ctx *mon;
-	struct mr_ctl_targets *targets;
+	struct mr_targets *targets;
 	const char *engine_name;
 	const char *backend_name;
 	uint64_t duration_us;

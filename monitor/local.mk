@@ -96,6 +96,7 @@ tests_monitor_profile_prog_LDADD =
 TESTS += tests/monitor/profile-e2e.sh
 
 TESTS += tests/monitor/record-cli.sh tests/monitor/record-safety.sh \
+	tests/monitor/record-cgroup.sh \
 	tests/monitor/report-regions.sh \
 	tests/monitor/report-heatmap.sh \
 	tests/monitor/report-regions-process.sh \

@@ -8,6 +8,20 @@ tests_unit_test_util_LDADD = $(MR_TEST_LDADD)
 tests_unit_test_util_LDFLAGS = -Wl,--wrap=mr_sys_read
 
 TESTS += tests/unit/test-util
+
+# The target set (common/targets.c) over a fake cgroup tree.
+check_PROGRAMS += tests/unit/test-targets
+tests_unit_test_targets_SOURCES = tests/unit/test-targets.c
+tests_unit_test_targets_CFLAGS = $(MR_TEST_CFLAGS)
+tests_unit_test_targets_LDADD = $(MR_TEST_LDADD)
+TESTS += tests/unit/test-targets
+
+# The cgroup helpers (common/cgroup.c) on a fixture root.
+check_PROGRAMS += tests/unit/test-cgroup
+tests_unit_test_cgroup_SOURCES = tests/unit/test-cgroup.c
+tests_unit_test_cgroup_CFLAGS = $(MR_TEST_CFLAGS)
+tests_unit_test_cgroup_LDADD = $(MR_TEST_LDADD)
+TESTS += tests/unit/test-cgroup
 endif
 
 EXTRA_DIST += tests/fixtures

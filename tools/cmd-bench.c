@@ -33,9 +33,11 @@ static void usage(FILE *f)
 "Configurations: orig (as it is), alloc (libmemreg.so preloaded),\n"
 "alloc+profile (libmemreg.so with a profile learned in a training run apart\n"
 "from the measured ones), rec (under memregctl record), control (under\n"
-"memregctl control with --schemes), evac (memregctl evacuate --apply of --plan\n"
-"before each run, --undo after, timed apart; needs --apply: the VM lab), and\n"
-"any a bench file defines. Suites: kernbench, alloc, access.\n"
+"memregctl control with --schemes): with --apply each run of these two in a\n"
+"fresh cgroup v2 whose every process is observed, else the top process only;\n"
+"evac (memregctl evacuate --apply of --plan before each run, --undo after,\n"
+"timed apart; needs --apply: the VM lab), and any a bench file defines.\n"
+"Suites: kernbench, alloc, access.\n"
 "Each run also says which regions hold the workload's data (its processes'\n"
 "pages by region, sampled while it runs); with --phys, the share of\n"
 "region-time in low power from a physical record and the model's energy.\n"
@@ -66,8 +68,9 @@ static void usage(FILE *f)
 "      --plan FILE     evac's plan (memregctl plan -o FILE)\n"
 "      --phys          record physical memory beside each measured run\n"
 "                      (memregctl record --phys: the kernel's DAMON; needs --apply)\n"
-"      --apply         let control act, evac run and --phys use DAMON: changes\n"
-"                      kernel state, for the VM lab (scripts/lab)\n"
+"      --apply         let control act, evac run, --phys use DAMON and rec and\n"
+"                      control run in a cgroup of their own: changes kernel\n"
+"                      state, for the VM lab (scripts/lab)\n"
 "  -h, --help          this help\n");
 }
 

@@ -218,7 +218,7 @@ int mr_cmd_control(int argc, char **argv)
 	struct mr_region_map map = { 0 };
 	struct mr_discover_opts dopts = { .source = MR_SOURCE_AUTO, .skip_hwloc = true };
 	struct mr_ctl_run run = { 0 };
-	struct mr_ctl_targets tset = { 0 };
+	struct mr_targets tset = { 0 };
 	const char **cgroups = NULL;
 	size_t nr_cgroups = 0, nr_pids = 0, i;
 	pid_t *pids = NULL;
@@ -395,12 +395,12 @@ int mr_cmd_control(int argc, char **argv)
 	/* several processes, or a cgroup: one run over the set (run.c's threads) */
 	if (nr_pids > 1 || nr_cgroups) {
 		for (i = 0; i < nr_pids && !err; i++)
-			err = mr_ctl_targets_add_pid(&tset, pids[i]);
+			err = mr_targets_add_pid(&tset, pids[i]);
 		for (i = 0; i < nr_cgroups && !err; i++)
-			err = mr_ctl_targets_add_cgroup(&tset, cgroups[i]);
+			err = mr_targets_add_cgroup(&tset, cgroups[i]);
 		if (err) {
 			free(text);
-			mr_ctl_targets_free(&tset);
+			mr_targets_free(&tset);
 			free(pids);
 			free(cgroups);
 			return mr_cli_fail("%s", mr_last_error());
@@ -618,7 +618,7 @@ out:
 		mr_mon_ctx_destroy(&ctx);
 	if (have_map)
 		mr_region_map_destroy(&map);
-	mr_ctl_targets_free(&tset);
+	mr_targets_free(&tset);
 	mr_scheme_set_free(&set);
 	return mr_cli_finish(status);
 }

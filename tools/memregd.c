@@ -164,7 +164,7 @@ int main(int argc, char **argv)
 	struct mr_discover_opts dopts = { .source = MR_SOURCE_AUTO, .skip_hwloc = true };
 	struct mr_region_map map = { 0 };
 	struct mr_ctl_run run = { 0 };
-	struct mr_ctl_targets tset = { 0 };
+	struct mr_targets tset = { 0 };
 	struct mr_energy_source energy;
 	struct sigaction sa = { 0 };
 	const struct mr_mon_ops *ops;
@@ -245,12 +245,12 @@ int main(int argc, char **argv)
 	/* several processes or a cgroup: one run over the set (controller/run.c) */
 	if (d.conf.nr_pids != 1 || d.conf.nr_cgroups) {
 		for (i = 0; i < d.conf.nr_pids && !err; i++)
-			err = mr_ctl_targets_add_pid(&tset, d.conf.pids[i]);
+			err = mr_targets_add_pid(&tset, d.conf.pids[i]);
 		for (i = 0; i < d.conf.nr_cgroups && !err; i++)
-			err = mr_ctl_targets_add_cgroup(&tset, d.conf.cgroups[i]);
+			err = mr_targets_add_cgroup(&tset, d.conf.cgroups[i]);
 		if (err) {
 			logf_("%s: %s", d.config_path, mr_last_error());
-			mr_ctl_targets_free(&tset);
+			mr_targets_free(&tset);
 			goto fail_map;
 		}
 		run.targets = &tset;
@@ -320,7 +320,7 @@ int main(int argc, char **argv)
 		mr_energy_close(&energy);
 	}
 	mr_mon_ctx_destroy(&ctx);
-	mr_ctl_targets_free(&tset);
+	mr_targets_free(&tset);
 	mr_region_map_destroy(&map);
 	mr_conf_free(&d.conf);
 	return err ? 1 : 0;

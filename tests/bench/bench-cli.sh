@@ -203,6 +203,16 @@ want = "the controller: memregctl control --schemes %s --backend %s (a dry run: 
 if c["name"] != "control" or c["schemes"] != sys.argv[2] or not c["backend"] or c["note"] != want:
     print("control config %s" % c)
     sys.exit(1)
+# without --apply: the top process, said per run and in one note naming --apply
+seen = {r["config"]: r["observed"] for r in d["runs"]}
+if seen != {"orig": None, "control": "process"}:
+    print("observed per run: %s" % seen)
+    sys.exit(1)
+note = ("rec and control observe the workload's top process only: give --apply to run "
+        "each in a fresh cgroup v2 and observe every process of the workload")
+if d["notes"].count(note) != 1:
+    print("no top-process note: %s" % d["notes"])
+    sys.exit(1)
 EOF
 
 # The regions holding the data: as root (frames visible), a workload holding 100 MiB

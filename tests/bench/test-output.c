@@ -201,9 +201,9 @@ static void test_csv_json(void **state)
 			"teardown_s,elapsed_s,user_s,system_s,cpu_s,cpu_pct,involuntary_csw,"
 			"voluntary_csw,max_rss_kib,memused_avg_kib,dram_energy_j,data_regions,"
 			"low_power_pct,model_energy_j,wss_p50_mib,regions_held,evac_bytes_moved,"
-			"evac_s");
+			"evac_s,observed");
 	/* no evac column outside an evac configuration, no region list unknown */
-	assert_has_line(t, "1,0,0,a,alloc,1001.000000,0,,,12.000000,,,,,,,,,,,,,,,,");
+	assert_has_line(t, "1,0,0,a,alloc,1001.000000,0,,,12.000000,,,,,,,,,,,,,,,,,");
 	free(t);
 	t = mr_bench_json(&b);
 	doc = json_tokener_parse(t);

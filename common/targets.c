@@ -1,5 +1,5 @@
-/* The controller's target set (see targets.h): named processes and cgroup v2
- * members, diffed against the last read so the run knows who joined and who left. */
+/* The target set (see targets.h): named processes and cgroup v2 members, diffed
+ * against the last read so the caller knows who joined and who left. */
 #include "config.h"
 
 #include <errno.h>
@@ -12,13 +12,13 @@
 #include "common/proc.h"
 #include "common/root.h"
 #include "common/util.h"
-#include "controller/targets.h"
+#include "common/targets.h"
 
 #define PROCS_MAX_BYTES (4u << 20)	/* cgroup.procs: a pid per line */
 
-int mr_ctl_targets_add_pid(struct mr_ctl_targets *t, pid_t pid)
+int mr_targets_add_pid(struct mr_targets *t, pid_t pid)
 {
-	struct mr_ctl_member *p;
+	struct mr_target *p;
 	uint64_t start;
 	size_t i;
 	int err;
@@ -33,11 +33,11 @@ int mr_ctl_targets_add_pid(struct mr_ctl_targets *t, pid_t pid)
 	if (!p)
 		return mr_error(-ENOMEM, "out of memory");
 	t->pids = p;
-	t->pids[t->nr_pids++] = (struct mr_ctl_member){ pid, start, -1 };
+	t->pids[t->nr_pids++] = (struct mr_target){ pid, start, -1 };
 	return 0;
 }
 
-int mr_ctl_targets_add_cgroup(struct mr_ctl_targets *t, const char *path)
+int mr_targets_add_cgroup(struct mr_targets *t, const char *path)
 {
 	char file[4096], **c;
 	bool *g;
@@ -79,26 +79,26 @@ int mr_ctl_targets_add_cgroup(struct mr_ctl_targets *t, const char *path)
 
 static int cmp_member(const void *a, const void *b)
 {
-	const struct mr_ctl_member *x = a, *y = b;
+	const struct mr_target *x = a, *y = b;
 
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
 /* Add @m to @list unless its pid is there already (a process in two cgroups, or
  * named and in a cgroup, is followed once). */
-static int add_member(struct mr_ctl_member **list, size_t *nr, size_t *cap,
-		      const struct mr_ctl_member *m)
+static int add_member(struct mr_target **list, size_t *nr, size_t *cap,
+		      const struct mr_target *m)
 {
 	size_t i;
 
 	for (i = 0; i < *nr; i++)
 		if ((*list)[i].pid == m->pid)
 			return 0;
-	if (*nr == MR_CTL_MAX_TARGETS)
-		return mr_error(-E2BIG, "more than %d processes to follow", MR_CTL_MAX_TARGETS);
+	if (*nr == MR_TARGETS_MAX)
+		return mr_error(-E2BIG, "more than %d processes to follow", MR_TARGETS_MAX);
 	if (*nr == *cap) {
 		size_t c = *cap ? *cap * 2 : 16;
-		struct mr_ctl_member *l = realloc(*list, c * sizeof(*l));
+		struct mr_target *l = realloc(*list, c * sizeof(*l));
 
 		if (!l)
 			return mr_error(-ENOMEM, "out of memory");
@@ -110,7 +110,7 @@ static int add_member(struct mr_ctl_member **list, size_t *nr, size_t *cap,
 }
 
 /* The processes of cgroup @i now; a vanished cgroup is marked gone (no members). */
-static int read_cgroup(struct mr_ctl_targets *t, size_t i, struct mr_ctl_member **list,
+static int read_cgroup(struct mr_targets *t, size_t i, struct mr_target **list,
 		       size_t *nr, size_t *cap)
 {
 	char file[4096], *data = NULL, *p, *end;
@@ -127,7 +127,7 @@ static int read_cgroup(struct mr_ctl_targets *t, size_t i, struct mr_ctl_member 
 	if (err)
 		return err;
 	for (p = data; *p; p = end) {
-		struct mr_ctl_member m = { .cgroup = (int)i };
+		struct mr_target m = { .cgroup = (int)i };
 		struct mr_proc_stat st;
 		unsigned long v;
 
@@ -158,8 +158,8 @@ static int read_cgroup(struct mr_ctl_targets *t, size_t i, struct mr_ctl_member 
 }
 
 /* Is @m (pid and start time) in @list? */
-static bool has_member(const struct mr_ctl_member *list, size_t nr,
-		       const struct mr_ctl_member *m)
+static bool has_member(const struct mr_target *list, size_t nr,
+		       const struct mr_target *m)
 {
 	size_t i;
 
@@ -169,10 +169,10 @@ static bool has_member(const struct mr_ctl_member *list, size_t nr,
 	return false;
 }
 
-int mr_ctl_targets_update(struct mr_ctl_targets *t, struct mr_ctl_member **joined,
-			  size_t *nr_joined, struct mr_ctl_member **left, size_t *nr_left)
+int mr_targets_update(struct mr_targets *t, struct mr_target **joined,
+			  size_t *nr_joined, struct mr_target **left, size_t *nr_left)
 {
-	struct mr_ctl_member *now = NULL, *j = NULL, *l = NULL;
+	struct mr_target *now = NULL, *j = NULL, *l = NULL;
 	size_t nr_now = 0, cap_now = 0, nj = 0, cj = 0, nl = 0, cl = 0, i;
 	int err = 0;
 
@@ -211,7 +211,7 @@ int mr_ctl_targets_update(struct mr_ctl_targets *t, struct mr_ctl_member **joine
 	return 0;
 }
 
-bool mr_ctl_targets_open(const struct mr_ctl_targets *t)
+bool mr_targets_open(const struct mr_targets *t)
 {
 	size_t i;
 
@@ -221,7 +221,7 @@ bool mr_ctl_targets_open(const struct mr_ctl_targets *t)
 	return false;
 }
 
-const char *mr_ctl_member_text(const struct mr_ctl_targets *t, const struct mr_ctl_member *m,
+const char *mr_target_text(const struct mr_targets *t, const struct mr_target *m,
 			       char *buf, size_t len)
 {
 	if (m->cgroup >= 0 && (size_t)m->cgroup < t->nr_cgroups)
@@ -231,7 +231,7 @@ const char *mr_ctl_member_text(const struct mr_ctl_targets *t, const struct mr_c
 	return buf;
 }
 
-void mr_ctl_targets_free(struct mr_ctl_targets *t)
+void mr_targets_free(struct mr_targets *t)
 {
 	size_t i;
 

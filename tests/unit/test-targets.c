@@ -1,4 +1,4 @@
-/* Unit tests of the controller's target set: named processes and a cgroup v2
+/* Unit tests of the target set (common/targets.c): named processes and a cgroup v2
  * directory under a fixture root whose cgroup.procs changes between reads, as a
  * cgroup does while processes enter it and exit. */
 #include "config.h"
@@ -18,7 +18,7 @@
 
 #include "common/root.h"
 #include "common/util.h"
-#include "controller/targets.h"
+#include "common/targets.h"
 
 static char root[] = "/tmp/mr-test-targets.XXXXXX";
 
@@ -83,7 +83,7 @@ static int teardown(void **state)
 }
 
 /* pids of @m as "a b c" */
-static const char *pids(const struct mr_ctl_member *m, size_t nr)
+static const char *pids(const struct mr_target *m, size_t nr)
 {
 	static char buf[256];
 	size_t i, off = 0;
@@ -106,8 +106,8 @@ static const char *pids(const struct mr_ctl_member *m, size_t nr)
  */
 static void test_cgroup_follow(void **state)
 {
-	struct mr_ctl_targets t = { 0 };
-	struct mr_ctl_member *j, *l;
+	struct mr_targets t = { 0 };
+	struct mr_target *j, *l;
 	size_t nj, nl;
 	char buf[128];
 
@@ -116,19 +116,19 @@ static void test_cgroup_follow(void **state)
 	proc(200, 'R', 2000);
 	proc(300, 'S', 3000);
 	put("/sys/fs/cgroup/work/cgroup.procs", "100\n200\n");
-	assert_int_equal(mr_ctl_targets_add_cgroup(&t, "/sys/fs/cgroup/work/"), 0);
+	assert_int_equal(mr_targets_add_cgroup(&t, "/sys/fs/cgroup/work/"), 0);
 	assert_string_equal(t.cgroups[0], "/sys/fs/cgroup/work");
 
-	assert_int_equal(mr_ctl_targets_update(&t, &j, &nj, &l, &nl), 0);
+	assert_int_equal(mr_targets_update(&t, &j, &nj, &l, &nl), 0);
 	assert_string_equal(pids(j, nj), "100 200");
 	assert_int_equal(nl, 0);
-	assert_string_equal(mr_ctl_member_text(&t, &j[0], buf, sizeof(buf)),
+	assert_string_equal(mr_target_text(&t, &j[0], buf, sizeof(buf)),
 			    "pid 100 (cgroup /sys/fs/cgroup/work)");
 	free(j);
 	free(l);
 
 	put("/sys/fs/cgroup/work/cgroup.procs", "100\n200\n300\n");
-	assert_int_equal(mr_ctl_targets_update(&t, &j, &nj, &l, &nl), 0);
+	assert_int_equal(mr_targets_update(&t, &j, &nj, &l, &nl), 0);
 	assert_string_equal(pids(j, nj), "300");
 	assert_int_equal(nl, 0);
 	free(j);
@@ -136,7 +136,7 @@ static void test_cgroup_follow(void **state)
 
 	proc(400, 'Z', 4000);
 	put("/sys/fs/cgroup/work/cgroup.procs", "200\n300\n400\n");
-	assert_int_equal(mr_ctl_targets_update(&t, &j, &nj, &l, &nl), 0);
+	assert_int_equal(mr_targets_update(&t, &j, &nj, &l, &nl), 0);
 	assert_int_equal(nj, 0);
 	assert_string_equal(pids(l, nl), "100");
 	assert_string_equal(pids(t.members, t.nr_members), "200 300");
@@ -145,14 +145,14 @@ static void test_cgroup_follow(void **state)
 
 	proc(200, 'S', 2500);
 	put("/sys/fs/cgroup/work/cgroup.procs", "200\n300\n");
-	assert_int_equal(mr_ctl_targets_update(&t, &j, &nj, &l, &nl), 0);
+	assert_int_equal(mr_targets_update(&t, &j, &nj, &l, &nl), 0);
 	assert_string_equal(pids(j, nj), "200");
 	assert_true(j[0].starttime_ticks == 2500);
 	assert_string_equal(pids(l, nl), "200");
 	assert_true(l[0].starttime_ticks == 2000);
 	free(j);
 	free(l);
-	assert_true(mr_ctl_targets_open(&t));
+	assert_true(mr_targets_open(&t));
 
 	{
 		char cmd[600];
@@ -160,20 +160,20 @@ static void test_cgroup_follow(void **state)
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s/sys/fs/cgroup/work'", root);
 		assert_int_equal(system(cmd), 0);
 	}
-	assert_int_equal(mr_ctl_targets_update(&t, &j, &nj, &l, &nl), 0);
+	assert_int_equal(mr_targets_update(&t, &j, &nj, &l, &nl), 0);
 	assert_int_equal(nj, 0);
 	assert_string_equal(pids(l, nl), "200 300");
-	assert_false(mr_ctl_targets_open(&t));
+	assert_false(mr_targets_open(&t));
 	free(j);
 	free(l);
-	mr_ctl_targets_free(&t);
+	mr_targets_free(&t);
 }
 
 /* Named processes: members while they live; one in the cgroup too is followed once. */
 static void test_pids(void **state)
 {
-	struct mr_ctl_targets t = { 0 };
-	struct mr_ctl_member *j, *l;
+	struct mr_targets t = { 0 };
+	struct mr_target *j, *l;
 	size_t nj, nl;
 	char buf[128];
 
@@ -183,44 +183,44 @@ static void test_pids(void **state)
 	put("/sys/fs/cgroup/work/cgroup.procs", "600\n");
 	proc(500, 'S', 5000);
 	proc(600, 'S', 6000);
-	assert_int_equal(mr_ctl_targets_add_pid(&t, 500), 0);
-	assert_int_equal(mr_ctl_targets_add_pid(&t, 600), 0);
-	assert_int_equal(mr_ctl_targets_add_pid(&t, 600), 0);
+	assert_int_equal(mr_targets_add_pid(&t, 500), 0);
+	assert_int_equal(mr_targets_add_pid(&t, 600), 0);
+	assert_int_equal(mr_targets_add_pid(&t, 600), 0);
 	assert_int_equal(t.nr_pids, 2);
-	assert_int_equal(mr_ctl_targets_add_pid(&t, 700), -ESRCH);
+	assert_int_equal(mr_targets_add_pid(&t, 700), -ESRCH);
 	assert_string_equal(mr_last_error(), "pid 700: no such process");
-	assert_int_equal(mr_ctl_targets_add_cgroup(&t, "/sys/fs/cgroup/work"), 0);
-	assert_int_equal(mr_ctl_targets_update(&t, &j, &nj, &l, &nl), 0);
+	assert_int_equal(mr_targets_add_cgroup(&t, "/sys/fs/cgroup/work"), 0);
+	assert_int_equal(mr_targets_update(&t, &j, &nj, &l, &nl), 0);
 	assert_string_equal(pids(j, nj), "500 600");
-	assert_string_equal(mr_ctl_member_text(&t, &j[1], buf, sizeof(buf)), "pid 600");
+	assert_string_equal(mr_target_text(&t, &j[1], buf, sizeof(buf)), "pid 600");
 	free(j);
 	free(l);
 	proc(500, 'Z', 5000);
-	assert_int_equal(mr_ctl_targets_update(&t, &j, &nj, &l, &nl), 0);
+	assert_int_equal(mr_targets_update(&t, &j, &nj, &l, &nl), 0);
 	assert_int_equal(nj, 0);
 	assert_string_equal(pids(l, nl), "500");
 	free(j);
 	free(l);
-	mr_ctl_targets_free(&t);
+	mr_targets_free(&t);
 }
 
 /* A missing directory and a cgroup v1 one: one line each. */
 static void test_refusals(void **state)
 {
-	struct mr_ctl_targets t = { 0 };
+	struct mr_targets t = { 0 };
 
 	(void)state;
-	assert_int_equal(mr_ctl_targets_add_cgroup(&t, "/sys/fs/cgroup/nothere"), -ENOENT);
+	assert_int_equal(mr_targets_add_cgroup(&t, "/sys/fs/cgroup/nothere"), -ENOENT);
 	assert_string_equal(mr_last_error(), "/sys/fs/cgroup/nothere: no such cgroup");
-	assert_int_equal(mr_ctl_targets_add_cgroup(&t, "/sys/fs/cgroup/v1/memory/work"),
+	assert_int_equal(mr_targets_add_cgroup(&t, "/sys/fs/cgroup/v1/memory/work"),
 			 -ENOTSUP);
 	assert_string_equal(mr_last_error(), "/sys/fs/cgroup/v1/memory/work: not a cgroup v2 "
 			    "directory (no cgroup.controllers); memreg follows cgroup v2 only");
-	assert_int_equal(mr_ctl_targets_add_cgroup(&t, "work"), -EINVAL);
+	assert_int_equal(mr_targets_add_cgroup(&t, "work"), -EINVAL);
 	assert_string_equal(mr_last_error(), "work: give the cgroup's absolute path "
 			    "(/sys/fs/cgroup/...)");
 	assert_int_equal(t.nr_cgroups, 0);
-	mr_ctl_targets_free(&t);
+	mr_targets_free(&t);
 }
 
 int main(void)
