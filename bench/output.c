@@ -7,12 +7,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <json-c/json.h>
 
 #include "bench/run.h"
 #include "common/util.h"
+#include "monitor/record.h"
+#include "monitor/report.h"
 
 /* The kernbench block's metrics, in its order. */
 static const enum mr_bench_metric kernbench_lines[] = {
@@ -665,6 +669,156 @@ static int close_out(FILE *f, const char *path)
 	return 0;
 }
 
+/* Heatmaps in the report: a rec run's records (per process under --cgroup) and a run's
+ * physical record (--phys), at most this many per run, the largest records first. */
+#define HEATMAPS_PER_RUN 8u
+#define HEATMAP_W 200u
+#define HEATMAP_H 100u
+
+/* One record's heatmap as DIR/@svg, shown in @html under @title. */
+static void heatmap_one(FILE *html, const char *dir, const char *recpath, const char *svg,
+			const char *title)
+{
+	struct mr_heatmap hm;
+	struct mr_rec rec;
+	char path[4096];
+	FILE *f;
+	int err;
+
+	mr_clear_error();
+	err = mr_rec_load(recpath, &rec);
+	if (!err) {
+		err = mr_heatmap_build(&rec, HEATMAP_W, HEATMAP_H, &hm);
+		if (!err) {
+			snprintf(path, sizeof(path), "%s/%s", dir, svg);
+			f = fopen(path, "w");
+			if (!f)
+				err = mr_error(-errno, "%s", path);
+			else if (!(err = mr_heatmap_write_svg(&hm, title, f)))
+				err = close_out(f, path);
+			else
+				fclose(f);
+			mr_heatmap_free(&hm);
+		}
+		mr_rec_free(&rec);
+	}
+	if (err) {
+		fprintf(html, "<p>");
+		xml_text(html, title);
+		fprintf(html, ": no heatmap: ");
+		xml_text(html, mr_last_error());
+		fprintf(html, "</p>\n");
+	} else {
+		fprintf(html, "<figure><img src=\"%s\" alt=\"heatmap\"><figcaption>", svg);
+		xml_text(html, title);
+		fprintf(html, "</figcaption></figure>\n");
+	}
+	mr_clear_error();
+}
+
+struct rec_file {
+	char name[256];
+	off_t bytes;
+};
+
+static int larger_first(const void *a, const void *b)
+{
+	const struct rec_file *x = a, *y = b;
+
+	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : strcmp(x->name, y->name);
+}
+
+/* A cgroup run's directory of records (PID.rec): the largest HEATMAPS_PER_RUN. */
+static void heatmaps_of_dir(FILE *html, const struct mr_bench *b,
+			    const struct mr_bench_run *r, const char *dir, const char *recdir)
+{
+	struct rec_file *files = NULL, *grown;
+	size_t nr = 0, cap = 0, i;
+	struct dirent *de;
+	struct stat st;
+	char path[4096], svg[300], title[400], pid[256];
+	DIR *d = opendir(recdir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+
+		if (n < 5 || n >= sizeof(files->name) || strcmp(de->d_name + n - 4, ".rec"))
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, 0) < 0)
+			continue;
+		if (nr == cap) {
+			cap = cap ? 2 * cap : 16;
+			grown = realloc(files, cap * sizeof(*files));
+			if (!grown)
+				break;
+			files = grown;
+		}
+		snprintf(files[nr].name, sizeof(files[nr].name), "%s", de->d_name);
+		files[nr++].bytes = st.st_size;
+	}
+	closedir(d);
+	qsort(files, nr, sizeof(*files), larger_first);
+	for (i = 0; i < nr && i < HEATMAPS_PER_RUN; i++) {
+		snprintf(pid, sizeof(pid), "%.*s", (int)strlen(files[i].name) - 4, files[i].name);
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", recdir, files[i].name) >=
+		    sizeof(path))
+			continue;
+		snprintf(svg, sizeof(svg), "heatmap-%s-%u-%u-%s.svg", b->configs[r->config].name,
+			 r->workload, r->order, pid);
+		snprintf(title, sizeof(title), "%s, %s, run %u: process %s",
+			 b->configs[r->config].name, b->workloads[r->workload].name, r->order, pid);
+		heatmap_one(html, dir, path, svg, title);
+	}
+	if (nr > HEATMAPS_PER_RUN)
+		fprintf(html, "<p>%zu more records of this run (smaller) in rec-%u-%u.d</p>\n",
+			nr - HEATMAPS_PER_RUN, r->workload, r->order);
+	free(files);
+}
+
+/* The heatmaps section of report.html: every measured run that left a record in @dir
+ * (bench keeps them there with -o): rec's (of the top process, or of every process
+ * of its cgroup) and the physical record beside a run (--phys). */
+static void write_heatmaps(FILE *html, const struct mr_bench *b, const char *dir)
+{
+	char path[4096], svg[300], title[400];
+	bool head = false;
+	unsigned k, pass;
+	struct stat st;
+
+	for (k = 0; k < b->nr_runs; k++) {
+		const struct mr_bench_run *r = &b->run[k];
+		const char *cfg = b->configs[r->config].name, *wl = b->workloads[r->workload].name;
+
+		if (r->warmup)
+			continue;
+		for (pass = 0; pass < 3; pass++) {
+			if (pass < 2 && b->configs[r->config].kind != MR_BENCH_REC)
+				continue;
+			snprintf(path, sizeof(path), pass == 0 ? "%s/rec-%u-%u.rec" :
+				 pass == 1 ? "%s/rec-%u-%u.d" : "%s/phys-%u-%u.rec", dir,
+				 r->workload, r->order);
+			if (stat(path, &st) < 0)
+				continue;
+			if (!head) {
+				fprintf(html, "<h2>Heatmaps</h2>\n<p>Access frequency, time across, "
+					"address down (memregctl report heatmap).</p>\n");
+				head = true;
+			}
+			if (pass == 1) {
+				heatmaps_of_dir(html, b, r, dir, path);
+				continue;
+			}
+			snprintf(svg, sizeof(svg), "heatmap-%s-%u-%u%s.svg", cfg, r->workload,
+				 r->order, pass == 2 ? "-phys" : "");
+			snprintf(title, sizeof(title), "%s, %s, run %u: %s", cfg, wl, r->order,
+				 pass == 2 ? "physical memory" : "the top process");
+			heatmap_one(html, dir, path, svg, title);
+		}
+	}
+}
+
 int mr_bench_write_report(const struct mr_bench *b, const char *dir)
 {
 	unsigned m;
@@ -728,7 +882,9 @@ int mr_bench_write_report(const struct mr_bench *b, const char *dir)
 			free(buf);
 		}
 	}
-	fprintf(f, "</pre>\n<p>Raw runs: <a href=\"bench.json\">bench.json</a>, "
+	fprintf(f, "</pre>\n");
+	write_heatmaps(f, b, dir);
+	fprintf(f, "<p>Raw runs: <a href=\"bench.json\">bench.json</a>, "
 		"<a href=\"runs.csv\">runs.csv</a>.</p>\n</body></html>\n");
 	return close_out(f, path);
 }

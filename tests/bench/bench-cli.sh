@@ -215,6 +215,21 @@ if d["notes"].count(note) != 1:
     sys.exit(1)
 EOF
 
+# The report's heatmaps: a rec run leaves its record in -o DIR, and report.html shows
+# its heatmap (an SVG of memregctl report's, titled with the configuration, workload
+# and run); orig leaves none.
+"$ctl" bench -c orig,rec -r 1 -w 0 -n stairs -o "$tmp/hm" -- \
+	"$b/monitor/memreg-accessgen" -t 0.03 "$top_srcdir_abs/monitor/configs/stairs" \
+	>"$tmp/hm.out" 2>"$tmp/err" || { fail "heatmaps: exit $?"; cat "$tmp/err"; }
+[ -s "$tmp/hm/rec-0-1.rec" ] || fail "heatmaps: rec's record is not kept in -o DIR"
+[ "$(cd "$tmp/hm" && ls heatmap-*.svg 2>/dev/null)" = "heatmap-rec-0-1.svg" ] ||
+	fail "heatmaps: want heatmap-rec-0-1.svg alone, have: $(cd "$tmp/hm" && ls)"
+grep -q 'class="title">rec, stairs, run 1: the top process</text>' "$tmp/hm/heatmap-rec-0-1.svg" ||
+	fail "heatmaps: the SVG's title does not name the run"
+grep -qx '<figure><img src="heatmap-rec-0-1.svg" alt="heatmap"><figcaption>rec, stairs, run 1: the top process</figcaption></figure>' \
+	"$tmp/hm/report.html" || fail "heatmaps: report.html does not show heatmap-rec-0-1.svg"
+grep -q 'no heatmap' "$tmp/hm/report.html" && fail "heatmaps: report.html says a heatmap failed"
+
 # The regions holding the data: as root (frames visible), a workload holding 100 MiB
 # for a second or two is found in at least one region, and data_regions counts the
 # ids of regions_held.
