@@ -45,6 +45,9 @@ live_start /tmp/alone.out 1
 alone=$lpid
 live_start /tmp/live.out 0
 live=$lpid
+# how much of the workload is on transparent huge pages (DAMON sees those per 2 MiB)
+(sleep 30; grep -E '^(Rss|AnonHugePages):' /proc/$live/smaps_rollup 2>/dev/null |
+	tr -s ' \n' ' ' >/tmp/thp.out) &
 memregctl control --apply --classes=5s --backend damon --attrs 20000,1000000,2000000,10,1000 \
 	--pid $live >/tmp/ctl.out 2>/tmp/ctl.err
 crc=$?
@@ -54,7 +57,7 @@ wait $alone
 arc=$?
 cat /tmp/ctl.err
 grep -E 'classes|site|^statistics' /tmp/ctl.out
-echo "workload: $(head -1 /tmp/live.out)"
+echo "workload: $(head -1 /tmp/live.out); at 30 s: $(cat /tmp/thp.out 2>/dev/null)"
 echo "alone: $(tail -2 /tmp/alone.out | tr '\n' ' ')"
 echo "controlled: $(tail -2 /tmp/live.out | tr '\n' ' ')"
 [ $crc -eq 0 ] || fail "control exit $crc"
