@@ -434,7 +434,12 @@ static size_t split_clusters(const struct cluster_item *it, size_t n)
  *   another one is hot while any of its pages is accessed, and one per round, the
  *   largest such site that shares pages with another is put apart (cold): its later
  *   objects go to the cold regions, where the next rounds measure it alone. No probe
- *   in the round after a probe: the map still holds the objects from before it.
+ *   in the round after a probe: the map still holds the objects from before it;
+ * - a site put apart comes back hot only if its measure is at least 1/CLUSTER_RATIO
+ *   of the highest of the sites it was put apart from (its probe group), measured
+ *   alone: the probe is an experiment on these sites, and a third site's rate (the
+ *   lab's descriptor ring, between the hot and the churned cold site) says nothing
+ *   of which of them is hot.
  */
 size_t mr_ctl_classes_decide(struct mr_ctl_classes *c, const struct mr_site_map *m)
 {
@@ -497,6 +502,22 @@ size_t mr_ctl_classes_decide(struct mr_ctl_classes *c, const struct mr_site_map 
 			break;
 		map_site[i] = s;
 		old[i] = s->cls;
+	}
+	for (i = 0; i < m->nr_sites; i++) {
+		const struct mr_prof_site *ps = &m->sites[i];
+		struct mr_ctl_site_class *s = map_site[i];
+		double mates = 0;
+
+		if (!s)
+			continue;
+		/* a site put apart is compared with the sites it was put apart from: the
+		 * probe's own answer, whatever the other sites of the process do */
+		for (j = 0; s->probed && alone[i] && j < m->nr_sites; j++)
+			if (j != i && map_site[j] && alone[j] &&
+			    map_site[j]->probe_group == s->probe_group && measure[j] > mates)
+				mates = measure[j];
+		if (want[i] == MR_ALLOC_CLASS_HOT && measure[i] * CLUSTER_RATIO < mates)
+			want[i] = MR_ALLOC_CLASS_COLD;
 		s->score = measure[i];
 		s->bytes = ps->bytes;
 		s->alone = alone[i];
@@ -526,9 +547,16 @@ size_t mr_ctl_classes_decide(struct mr_ctl_classes *c, const struct mr_site_map 
 			    map_site[j]->cls == MR_ALLOC_CLASS_HOT)
 				break;
 		if (j < m->nr_sites) {
+			uint32_t group = ++c->probe_groups;
+
 			map_site[probe]->cls = MR_ALLOC_CLASS_COLD;
 			map_site[probe]->probed = true;
 			map_site[probe]->pending = false;
+			map_site[probe]->probe_group = group;
+			for (j = 0; j < m->nr_sites; j++)
+				if (j != probe && map_site[j] && !alone[j] && !map_site[j]->probe_group &&
+				    map_site[j]->cls == MR_ALLOC_CLASS_HOT)
+					map_site[j]->probe_group = group;
 			c->settling = true;
 		}
 	} else {

@@ -606,6 +606,71 @@ static void test_stale_starttime(void **state)
 	stop_child(&ch, true);
 }
 
+/*
+ * After the probe, all measured alone (units: pages of 4000 bytes):
+ *   a    (site 1, kept hot):  1 page at 0.9       ln -0.105
+ *   b    (site 2, put apart): 8 pages at B        ln(0.3) = -1.204
+ *   ring (site 5):            6 pages at 0.45     ln -0.799
+ * 2-means: {b} | {ring, a}: high mean (6 x -0.799 + -0.105) / 7 = -0.700, SSE 0.413;
+ * {b, ring} | {a}: low mean -1.030, SSE 0.562. Best {b} | {ring, a}, but its means are
+ * e^(-0.700 + 1.204) = 1.66 apart (< 2): one cluster, all hot. b was put apart from
+ * a, though, and 0.3 is under half of a's 0.9: b stays cold (the lab: the cold site
+ * churned at 0.2-0.4, the ring at 0.3-0.6, the hot site at 0.5-1.0). At B = 0.5 (more
+ * than half of a's) the probe says b is as hot as a: hot, after two rounds.
+ */
+static const char map_probe_after[] =
+	"memreg-site-map 1\npage_size 4096\npid 1\n"
+	"site 1 00112233445566778899aabbccddeeff00112233 0x1879 /prog\n"
+	"site 2 00112233445566778899aabbccddeeff00112233 0x1889 /prog\n"
+	"site 5 00112233445566778899aabbccddeeff00112233 0x1258 /prog\n"
+	"page 0x10000 1:4000\n"
+	"page 0x20000 2:4000\npage 0x21000 2:4000\npage 0x22000 2:4000\npage 0x23000 2:4000\n"
+	"page 0x24000 2:4000\npage 0x25000 2:4000\npage 0x26000 2:4000\npage 0x27000 2:4000\n"
+	"page 0x50000 5:4000\npage 0x51000 5:4000\npage 0x52000 5:4000\npage 0x53000 5:4000\n"
+	"page 0x54000 5:4000\npage 0x55000 5:4000\n";
+
+static double probe_b_rate = 0.3;
+
+static double probe_after_rates(uint64_t addr)
+{
+	return addr < 0x20000 ? 0.9 : addr < 0x50000 ? probe_b_rate : 0.45;
+}
+
+static void test_decide_probe_group(void **state)
+{
+	struct mr_ctl_classes c = { .fd = -1 };
+	struct mr_site_map m;
+	int round;
+
+	(void)state;
+	attributed(map_mixed, all_accessed, &m);
+	assert_int_equal(mr_ctl_classes_decide(&c, &m), 2);
+	mr_prof_map_free(&m);
+	assert_true(c.sites[1].probed);
+	assert_int_equal(c.sites[1].probe_group, 1);
+	assert_int_equal(c.sites[0].probe_group, 1);	/* a: the site b was put apart from */
+	probe_b_rate = 0.3;
+	for (round = 0; round < 2; round++) {
+		attributed(map_probe_after, probe_after_rates, &m);
+		mr_ctl_classes_decide(&c, &m);
+		mr_prof_map_free(&m);
+		assert_true(c.cut == 0);	/* one cluster */
+		assert_int_equal(c.nr_sites, 3);
+		assert_int_equal(c.sites[0].cls, MR_ALLOC_CLASS_HOT);
+		assert_int_equal(c.sites[1].cls, MR_ALLOC_CLASS_COLD);
+		assert_false(c.sites[1].pending);
+		assert_int_equal(c.sites[2].cls, MR_ALLOC_CLASS_HOT);
+	}
+	probe_b_rate = 0.5;
+	attributed(map_probe_after, probe_after_rates, &m);
+	assert_int_equal(mr_ctl_classes_decide(&c, &m), 0);
+	assert_true(c.sites[1].pending);
+	assert_int_equal(mr_ctl_classes_decide(&c, &m), 1);
+	mr_prof_map_free(&m);
+	assert_int_equal(c.sites[1].cls, MR_ALLOC_CLASS_HOT);
+	mr_ctl_classes_close(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -616,6 +681,7 @@ int main(void)
 		cmocka_unit_test(test_decide_one_site),
 		cmocka_unit_test(test_decide_all_idle),
 		cmocka_unit_test(test_decide_entangled_stays),
+		cmocka_unit_test(test_decide_probe_group),
 		cmocka_unit_test(test_live_generation),
 		cmocka_unit_test(test_stale_starttime),
 	};
