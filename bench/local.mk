@@ -39,8 +39,7 @@ noinst_PROGRAMS += tests/lab/progs/mr-readbench
 tests_lab_progs_mr_readbench_SOURCES = tests/lab/progs/mr-readbench.c
 tests_lab_progs_mr_readbench_LDADD = libmrcommon.la
 endif
-EXTRA_DIST += bench/hansen.sh bench/hansen-guest.sh bench/lab-live-classes.sh \
-	bench/lab-live-classes-guest.sh
+EXTRA_DIST += bench/hansen.sh bench/hansen-guest.sh bench/lab-live-classes.sh
 if ENABLE_TESTS
 TESTS += tests/bench/hansen-render.sh
 endif

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -18,18 +19,18 @@
 #include "controller/classes.h"
 
 #define MAP_MAX_BYTES (256u << 20)
-/* A site is hot when its score is at least this share of the hottest site's, and at
- * least MIN_HOT_SCORE (a fraction of samples): an idle process has no hot site. Low:
- * DAMON's regions over a sparse arena dilute every rate, the hot ones too. */
-#define HOT_SHARE 0.5
+/* A site measured below this (a fraction of samples), or with no accessed page, is
+ * idle: cold whatever the others do (an idle process has no hot site). Low: DAMON's
+ * regions over a sparse arena dilute every rate, the hot ones too. */
 #define MIN_HOT_SCORE 0.001
-/* A cold (or new) site becomes hot only at this share of the highest measure:
- * hysteresis. The cold site of an allocation churn has its pages written as its
- * objects are replaced: DAMON measured it at 1/3..1/2 of the hot site's rate in the
- * lab, close to HOT_SHARE, and one round above it merges both sites again. */
-#define HOT_UP_SHARE 0.75
-/* A hot site with less than this share of its bytes on pages of its own is
- * entangled: its score may be its neighbours' accesses. */
+/* The sites measured alone fall into two clusters of measures (2-means on the log of
+ * the measure, weighted by bytes) only when the clusters' typical measures are at
+ * least this factor apart; else they are one cluster, all hot. A share of the highest
+ * measure failed in the lab: the workload's descriptor ring, read on every pass, set
+ * the bar, and the hot objects' site fell below it with the cold one. */
+#define CLUSTER_RATIO 2.0
+/* A site with less than this share of its bytes on pages of its own is entangled:
+ * its score may be its neighbours' accesses. */
 #define ENTANGLED_SHARE 0.5
 
 static const char *const class_names[NR_MR_ALLOC_CLASS] = { "hot", "normal", "cold" };
@@ -357,35 +358,110 @@ static struct mr_ctl_site_class *site_add(struct mr_ctl_classes *c, const char *
 	return s;
 }
 
+struct cluster_item {
+	double log_measure, bytes;
+	size_t site;		/* index in the map */
+};
+
+static int cmp_item(const void *a, const void *b)
+{
+	const struct cluster_item *x = a, *y = b;
+
+	return x->log_measure < y->log_measure ? -1 : x->log_measure > y->log_measure;
+}
+
+/*
+ * Split @n items (sorted by log measure) into a low and a high cluster: the split
+ * that leaves the least byte-weighted squared distance to each cluster's mean
+ * (1-D 2-means, exact: every split point is tried), and only between different
+ * measures. Returns the index of the first high item, or 0 when the best split's
+ * cluster means are less than CLUSTER_RATIO apart (one cluster).
+ */
+static size_t split_clusters(const struct cluster_item *it, size_t n)
+{
+	double w_all = 0, s_all = 0, q_all = 0, w = 0, s = 0, q = 0, best = -1;
+	size_t k, best_k = 0;
+
+	for (k = 0; k < n; k++) {
+		w_all += it[k].bytes;
+		s_all += it[k].bytes * it[k].log_measure;
+		q_all += it[k].bytes * it[k].log_measure * it[k].log_measure;
+	}
+	for (k = 1; k < n; k++) {
+		double wl, wh, sse;
+
+		w += it[k - 1].bytes;
+		s += it[k - 1].bytes * it[k - 1].log_measure;
+		q += it[k - 1].bytes * it[k - 1].log_measure * it[k - 1].log_measure;
+		if (it[k].log_measure == it[k - 1].log_measure)
+			continue;
+		wl = w;
+		wh = w_all - w;
+		/* sum of w x^2 - (sum of w x)^2 / sum of w, per cluster */
+		sse = q - s * s / wl + (q_all - q) - (s_all - s) * (s_all - s) / wh;
+		if (best < 0 || sse < best) {
+			best = sse;
+			best_k = k;
+		}
+	}
+	if (!best_k)
+		return 0;
+	w = s = 0;
+	for (k = 0; k < best_k; k++) {
+		w += it[k].bytes;
+		s += it[k].bytes * it[k].log_measure;
+	}
+	if ((s_all - s) / (w_all - w) - s / w < log(CLUSTER_RATIO))
+		return 0;
+	return best_k;
+}
+
 /*
  * Per site of the map, its measure: the mean access rate of the pages it has to
  * itself when most of its bytes are on such pages (it is measured alone), else its
- * attribution score (monitor/profile.c). Hot when the measure is at least HOT_SHARE
- * (HOT_UP_SHARE for a site not hot now) of the highest one (of the sites measured
- * alone, for a site measured alone), and MIN_HOT_SCORE; else cold.
- * Objects of sites interleaved in allocation order share every page: the attribution
- * then gives them all the pages' rate, whatever their own accesses (they are
- * entangled). A site once measured alone, or put apart, keeps its class while
- * entangled (its objects from before a change are still live). For the others, one per round, the
- * largest entangled hot site that shares pages with another is put apart (cold): its
- * later objects go to the cold regions, where the next rounds measure it alone. No
- * probe in the round after a probe: the map still holds the objects from before it.
+ * attribution score (monitor/profile.c). The rule (docs/controller.md, "The allocator
+ * in the loop"):
+ * - idle (no accessed page, or a measure under MIN_HOT_SCORE): cold;
+ * - the active sites measured alone: two clusters of measures (split_clusters); the
+ *   high cluster is hot, the low one cold; one cluster: all hot. Entangled sites do
+ *   not take part: their score is their page-mates' rate as much as their own;
+ * - a site that was decided (hot or cold) changes class only when two rounds in a row
+ *   call for it: one round's rates can be DAMON's transient (a range not monitored
+ *   yet, coarse regions at the start), and one wrong round mixes both sites again;
+ * - entangled (objects of interleaved sites share every page, so the attribution gives
+ *   them the same score whatever their own accesses): a site once measured alone, or
+ *   put apart, keeps its class (its objects from before a change are still live);
+ *   another one is hot while any of its pages is accessed, and one per round, the
+ *   largest such site that shares pages with another is put apart (cold): its later
+ *   objects go to the cold regions, where the next rounds measure it alone. No probe
+ *   in the round after a probe: the map still holds the objects from before it;
+ * - a site put apart comes back hot only if its measure is at least 1/CLUSTER_RATIO
+ *   of the highest of the sites it was put apart from (its probe group), measured
+ *   alone: the probe is an experiment on these sites, and a third site's rate (the
+ *   lab's descriptor ring, between the hot and the churned cold site) says nothing
+ *   of which of them is hot.
  */
 size_t mr_ctl_classes_decide(struct mr_ctl_classes *c, const struct mr_site_map *m)
 {
-	double max_measure = 0, max_alone = 0, *own, *own_rate, *measure;
+	double *own, *own_rate, *measure;
 	struct mr_ctl_site_class **map_site;
-	enum mr_alloc_class *old;
+	struct cluster_item *items;
+	enum mr_alloc_class *old, *want;
 	size_t i, j, nr = m->nr_sites ? m->nr_sites : 1, changed = 0, probe = SIZE_MAX;
-	bool *alone;
+	size_t nr_items = 0, first_hot = 0;
+	bool *alone, *active;
 
 	own = calloc(nr, sizeof(*own));
 	own_rate = calloc(nr, sizeof(*own_rate));
 	measure = calloc(nr, sizeof(*measure));
 	map_site = calloc(nr, sizeof(*map_site));
+	items = calloc(nr, sizeof(*items));
 	old = calloc(nr, sizeof(*old));
+	want = calloc(nr, sizeof(*want));
 	alone = calloc(nr, sizeof(*alone));
-	if (!own || !own_rate || !measure || !map_site || !old || !alone)
+	active = calloc(nr, sizeof(*active));
+	if (!own || !own_rate || !measure || !map_site || !items || !old || !want || !alone ||
+	    !active)
 		goto out;
 	for (i = 0; i < m->nr_pages; i++) {
 		const struct mr_prof_page *p = &m->pages[i];
@@ -400,19 +476,24 @@ size_t mr_ctl_classes_decide(struct mr_ctl_classes *c, const struct mr_site_map 
 
 		alone[i] = ps->bytes && own[i] >= ENTANGLED_SHARE * ps->bytes;
 		measure[i] = alone[i] ? own_rate[i] / own[i] : ps->score;
-		if (ps->build_id[0] && ps->bytes && measure[i] > max_measure)
-			max_measure = measure[i];
-		if (ps->build_id[0] && ps->bytes && alone[i] && measure[i] > max_alone)
-			max_alone = measure[i];
+		active[i] = ps->accessed_pages && measure[i] >= MIN_HOT_SCORE;
+		if (ps->build_id[0] && ps->bytes && alone[i] && active[i]) {
+			items[nr_items].log_measure = log(measure[i]);
+			items[nr_items].bytes = (double)ps->bytes;
+			items[nr_items].site = i;
+			nr_items++;
+		}
 	}
-	/* An entangled site's score is its page-mates' rate as much as its own: it
-	 * never sets the bar for sites measured alone (a lab run lost its one hot site,
-	 * measured alone at 0.46, to an entangled neighbour's 1.00 score). Entangled
-	 * sites are held to the highest measure of all. */
+	qsort(items, nr_items, sizeof(*items), cmp_item);
+	first_hot = split_clusters(items, nr_items);
+	c->cut = first_hot ? measure[items[first_hot].site] : 0;
+	for (i = 0; i < m->nr_sites; i++)
+		want[i] = alone[i] && active[i] ? MR_ALLOC_CLASS_HOT : MR_ALLOC_CLASS_COLD;
+	for (i = 0; i < first_hot; i++)
+		want[items[i].site] = MR_ALLOC_CLASS_COLD;
 	for (i = 0; i < m->nr_sites; i++) {
 		const struct mr_prof_site *ps = &m->sites[i];
 		struct mr_ctl_site_class *s;
-		enum mr_alloc_class cls;
 
 		if (!ps->build_id[0] || !ps->bytes || strlen(ps->build_id) >= sizeof(s->build_id))
 			continue;	/* no build-id (or too long): cannot be named in the page */
@@ -421,31 +502,61 @@ size_t mr_ctl_classes_decide(struct mr_ctl_classes *c, const struct mr_site_map 
 			break;
 		map_site[i] = s;
 		old[i] = s->cls;
+	}
+	for (i = 0; i < m->nr_sites; i++) {
+		const struct mr_prof_site *ps = &m->sites[i];
+		struct mr_ctl_site_class *s = map_site[i];
+		double mates = 0;
+
+		if (!s)
+			continue;
+		/* a site put apart is compared with the sites it was put apart from: the
+		 * probe's own answer, whatever the other sites of the process do */
+		for (j = 0; s->probed && alone[i] && j < m->nr_sites; j++)
+			if (j != i && map_site[j] && alone[j] &&
+			    map_site[j]->probe_group == s->probe_group && measure[j] > mates)
+				mates = measure[j];
+		if (want[i] == MR_ALLOC_CLASS_HOT && measure[i] * CLUSTER_RATIO < mates)
+			want[i] = MR_ALLOC_CLASS_COLD;
 		s->score = measure[i];
-		cls = ps->accessed_pages && measure[i] >= MIN_HOT_SCORE &&
-		      measure[i] >= (s->cls == MR_ALLOC_CLASS_HOT ? HOT_SHARE : HOT_UP_SHARE) *
-				    (alone[i] ? max_alone : max_measure) ?
-		      MR_ALLOC_CLASS_HOT : MR_ALLOC_CLASS_COLD;
+		s->bytes = ps->bytes;
 		s->alone = alone[i];
 		if (alone[i]) {
 			s->measured_alone = true;
 		} else if (s->measured_alone || s->probed) {
+			s->pending = false;
 			continue;	/* entangled by objects from before: keep its class */
-		} else if (cls == MR_ALLOC_CLASS_HOT && !s->probed &&
-			   (probe == SIZE_MAX || ps->bytes > m->sites[probe].bytes)) {
-			probe = i;
+		} else if (ps->accessed_pages) {
+			/* its pages are accessed, by it or its page-mates: hot until a probe
+			 * or a round measuring it alone says otherwise */
+			want[i] = MR_ALLOC_CLASS_HOT;
+			if (probe == SIZE_MAX || ps->bytes > m->sites[probe].bytes)
+				probe = i;
 		}
-		s->cls = cls;
+		if (want[i] == s->cls || s->cls == MR_ALLOC_CLASS_NORMAL || s->pending) {
+			s->cls = want[i];
+			s->pending = false;
+		} else {
+			s->pending = true;	/* the first round toward the other class */
+		}
 	}
-	if (probe != SIZE_MAX && !c->settling) {
+	if (probe != SIZE_MAX && !c->settling && map_site[probe]->cls == MR_ALLOC_CLASS_HOT) {
 		/* only if another entangled hot site shares its pages */
 		for (j = 0; j < m->nr_sites; j++)
 			if (j != probe && map_site[j] && !alone[j] &&
 			    map_site[j]->cls == MR_ALLOC_CLASS_HOT)
 				break;
 		if (j < m->nr_sites) {
+			uint32_t group = ++c->probe_groups;
+
 			map_site[probe]->cls = MR_ALLOC_CLASS_COLD;
 			map_site[probe]->probed = true;
+			map_site[probe]->pending = false;
+			map_site[probe]->probe_group = group;
+			for (j = 0; j < m->nr_sites; j++)
+				if (j != probe && map_site[j] && !alone[j] && !map_site[j]->probe_group &&
+				    map_site[j]->cls == MR_ALLOC_CLASS_HOT)
+					map_site[j]->probe_group = group;
 			c->settling = true;
 		}
 	} else {
@@ -459,8 +570,11 @@ out:
 	free(own_rate);
 	free(measure);
 	free(map_site);
+	free(items);
 	free(old);
+	free(want);
 	free(alone);
+	free(active);
 	return changed;
 }
 
@@ -516,11 +630,20 @@ static void log_round(struct mr_ctl_classes *c, uint64_t time_us, const struct m
 		"%zu hot, %zu cold, %zu changed; %s\n", c->log_prefix, time_us / 1000000,
 		time_us / 1000 % 1000, m->nr_sites, (int)c->pid, nhot, ncold, changed,
 		!changed ? "page unchanged" : err ? "page not written" : "page written");
-	for (i = 0; i < c->nr_sites; i++)
-		fprintf(c->log, "%s  site %s+0x%" PRIx64 ": %s (%s %.3f%s)\n", c->log_prefix,
+	if (c->cut > 0)
+		fprintf(c->log, "%s  sites measured alone: hot from %.3f\n", c->log_prefix, c->cut);
+	else
+		fprintf(c->log, "%s  sites measured alone: one cluster\n", c->log_prefix);
+	for (i = 0; i < c->nr_sites; i++) {
+		char size[32];
+
+		mr_format_size(c->sites[i].bytes, size, sizeof(size));
+		fprintf(c->log, "%s  site %s+0x%" PRIx64 ": %s (%s %.3f, %s%s%s)\n", c->log_prefix,
 			c->sites[i].build_id, c->sites[i].offset, class_names[c->sites[i].cls],
-			c->sites[i].alone ? "measured alone" : "score", c->sites[i].score,
-			c->sites[i].probed ? ", put apart once" : "");
+			c->sites[i].alone ? "measured alone" : "score", c->sites[i].score, size,
+			c->sites[i].probed ? ", put apart once" : "",
+			c->sites[i].pending ? ", one round toward the other class" : "");
+	}
 	fflush(c->log);
 }
 

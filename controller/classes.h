@@ -28,7 +28,10 @@ struct mr_ctl_site_class {
 	bool probed;			/* was put apart once to be measured alone */
 	bool measured_alone;		/* once had most of its bytes on pages of its own */
 	bool alone;			/* had them in the last round */
+	bool pending;			/* the last round called for the other class */
+	uint32_t probe_group;		/* the sites entangled when one was put apart (0: none) */
 	double score;			/* the last round's measure (0 if not in that map) */
+	uint64_t bytes;			/* live bytes in the last round's map */
 };
 
 /*
@@ -52,6 +55,9 @@ struct mr_ctl_classes {
 	uint64_t next_us;		/* the next round */
 	uint64_t map_asked;		/* the map request in flight (0: none) */
 	bool settling;			/* the last round put a site apart: no probe now */
+	uint32_t probe_groups;		/* probe groups numbered so far */
+	double cut;			/* the last round's bar for sites measured alone
+					 * (0: one cluster, all active ones hot) */
 	uint64_t rounds, generations, maps;	/* statistics */
 };
 

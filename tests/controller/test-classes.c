@@ -170,14 +170,212 @@ static void test_decide(void **state)
 	assert_int_equal(c.sites[1].cls, MR_ALLOC_CLASS_COLD);
 	mr_prof_map_free(&m);
 
-	/* the other truth: b hot, a cold, once apart -> they swap */
+	/* the other truth: b hot, a cold, once apart -> they swap, after two rounds
+	 * that say so (one round's rates can be a transient of the monitor) */
 	attributed(map_apart, all_accessed, &m);
 	m.pages[0].rate = 0;
 	mr_prof_attribute(&m, MR_PROF_DEFAULT_HOT_THRESHOLD);
+	assert_int_equal(mr_ctl_classes_decide(&c, &m), 0);
+	assert_int_equal(c.sites[0].cls, MR_ALLOC_CLASS_HOT);
+	assert_true(c.sites[0].pending);
+	assert_int_equal(c.sites[1].cls, MR_ALLOC_CLASS_COLD);
+	assert_true(c.sites[1].pending);
 	assert_int_equal(mr_ctl_classes_decide(&c, &m), 2);
 	assert_int_equal(c.sites[0].cls, MR_ALLOC_CLASS_COLD);
 	assert_int_equal(c.sites[1].cls, MR_ALLOC_CLASS_HOT);
+	assert_false(c.sites[0].pending);
+	assert_false(c.sites[1].pending);
+	/* a round back to the old truth between two is only a transient: nothing changes */
 	mr_prof_map_free(&m);
+	attributed(map_apart, low_accessed, &m);
+	assert_int_equal(mr_ctl_classes_decide(&c, &m), 0);
+	assert_true(c.sites[0].pending);
+	mr_prof_map_free(&m);
+	attributed(map_apart, all_accessed, &m);
+	m.pages[0].rate = 0;
+	mr_prof_attribute(&m, MR_PROF_DEFAULT_HOT_THRESHOLD);
+	assert_int_equal(mr_ctl_classes_decide(&c, &m), 0);
+	assert_false(c.sites[0].pending);
+	assert_int_equal(c.sites[0].cls, MR_ALLOC_CLASS_COLD);
+	assert_int_equal(c.sites[1].cls, MR_ALLOC_CLASS_HOT);
+	mr_prof_map_free(&m);
+	mr_ctl_classes_close(&c);
+}
+
+/*
+ * Four sites, each on pages of its own (measured alone), as the lab's workload has
+ * them (units of 4000 bytes):
+ *   ring R (site 1): 8 pages at 0.9                -> measure 0.9,  weight 8
+ *   hot  H (site 2): 2 pages at 0.3                -> measure 0.3,  weight 2
+ *   cold C (site 3): 10 pages, 2 of them being rewritten as its objects are
+ *                    replaced (0.2), 8 idle        -> measure 0.04, weight 10
+ *   idle I (site 4): 4 pages at 0                  -> idle: cold, not clustered
+ * 2-means on ln(measure) (R -0.1054, H -1.2040, C -3.2189), byte-weighted:
+ *   {C} | {H, R}: high mean (2 x -1.2040 + 8 x -0.1054) / 10 = -0.3251,
+ *                 SSE 2 x 0.8789^2 + 8 x 0.2197^2 = 1.931
+ *   {C, H} | {R}: low mean (10 x -3.2189 + 2 x -1.2040) / 12 = -2.8831,
+ *                 SSE 10 x 0.3358^2 + 2 x 1.6791^2 = 6.766
+ * -> {C} | {H, R}, means e^(-0.3251 + 3.2189) = 18.1 apart (>= 2): H and R hot from
+ * 0.3, C and I cold. (A share of the highest measure, the old rule, put H with C:
+ * 0.3 < 0.75 x 0.9.)
+ */
+static const char map_three[] =
+	"memreg-site-map 1\npage_size 4096\npid 1\n"
+	"site 1 00112233445566778899aabbccddeeff00112233 0x1258 /prog\n"
+	"site 2 00112233445566778899aabbccddeeff00112233 0x1919 /prog\n"
+	"site 3 00112233445566778899aabbccddeeff00112233 0x1929 /prog\n"
+	"site 4 00112233445566778899aabbccddeeff00112233 0x1267 /prog\n"
+	"page 0x10000 1:4000\npage 0x11000 1:4000\npage 0x12000 1:4000\npage 0x13000 1:4000\n"
+	"page 0x14000 1:4000\npage 0x15000 1:4000\npage 0x16000 1:4000\npage 0x17000 1:4000\n"
+	"page 0x20000 2:4000\npage 0x21000 2:4000\n"
+	"page 0x30000 3:4000\npage 0x31000 3:4000\npage 0x32000 3:4000\npage 0x33000 3:4000\n"
+	"page 0x34000 3:4000\npage 0x35000 3:4000\npage 0x36000 3:4000\npage 0x37000 3:4000\n"
+	"page 0x38000 3:4000\npage 0x39000 3:4000\n"
+	"page 0x40000 4:4000\npage 0x41000 4:4000\npage 0x42000 4:4000\npage 0x43000 4:4000\n";
+
+static double three_rates(uint64_t addr)
+{
+	if (addr < 0x20000)
+		return 0.9;
+	if (addr < 0x30000)
+		return 0.3;
+	if (addr == 0x38000 || addr == 0x39000)
+		return 0.2;
+	return 0;
+}
+
+static void test_decide_clusters(void **state)
+{
+	struct mr_ctl_classes c = { .fd = -1 };
+	struct mr_site_map m;
+	size_t i;
+
+	(void)state;
+	attributed(map_three, three_rates, &m);
+	assert_int_equal(mr_ctl_classes_decide(&c, &m), 4);	/* all were "normal" */
+	mr_prof_map_free(&m);
+	assert_int_equal(c.nr_sites, 4);
+	for (i = 0; i < 4; i++)
+		assert_true(c.sites[i].alone);
+	assert_int_equal(c.sites[0].offset, 0x1258);
+	assert_true(c.sites[0].score > 0.8999 && c.sites[0].score < 0.9001);
+	assert_true(c.sites[1].score > 0.2999 && c.sites[1].score < 0.3001);
+	assert_true(c.sites[2].score > 0.0399 && c.sites[2].score < 0.0401);
+	assert_true(c.sites[3].score == 0);
+	assert_true(c.cut > 0.2999 && c.cut < 0.3001);
+	assert_int_equal(c.sites[0].cls, MR_ALLOC_CLASS_HOT);
+	assert_int_equal(c.sites[1].cls, MR_ALLOC_CLASS_HOT);
+	assert_int_equal(c.sites[2].cls, MR_ALLOC_CLASS_COLD);
+	assert_int_equal(c.sites[3].cls, MR_ALLOC_CLASS_COLD);
+	mr_ctl_classes_close(&c);
+}
+
+/* One site, accessed a little (0.05): nothing to compare it with, it is hot. Then
+ * everything idle: cold, after the second round that says so. */
+static const char map_one[] =
+	"memreg-site-map 1\npage_size 4096\npid 1\n"
+	"site 2 00112233445566778899aabbccddeeff00112233 0x1919 /prog\n"
+	"page 0x20000 2:4000\npage 0x21000 2:4000\n";
+
+static double rate_005(uint64_t addr)
+{
+	(void)addr;
+	return 0.05;
+}
+
+static double rate_0(uint64_t addr)
+{
+	(void)addr;
+	return 0;
+}
+
+static void test_decide_one_site(void **state)
+{
+	struct mr_ctl_classes c = { .fd = -1 };
+	struct mr_site_map m;
+
+	(void)state;
+	attributed(map_one, rate_005, &m);
+	assert_int_equal(mr_ctl_classes_decide(&c, &m), 1);
+	mr_prof_map_free(&m);
+	assert_int_equal(c.sites[0].cls, MR_ALLOC_CLASS_HOT);
+	assert_true(c.cut == 0);	/* one cluster */
+	attributed(map_one, rate_0, &m);
+	assert_int_equal(mr_ctl_classes_decide(&c, &m), 0);
+	assert_true(c.sites[0].pending);
+	assert_int_equal(mr_ctl_classes_decide(&c, &m), 1);
+	mr_prof_map_free(&m);
+	assert_int_equal(c.sites[0].cls, MR_ALLOC_CLASS_COLD);
+	mr_ctl_classes_close(&c);
+}
+
+/* All idle, interleaved or not: every site cold at once (from "normal"), no probe. */
+static void test_decide_all_idle(void **state)
+{
+	struct mr_ctl_classes c = { .fd = -1 };
+	struct mr_site_map m;
+	size_t i;
+
+	(void)state;
+	attributed(map_three, rate_0, &m);
+	assert_int_equal(mr_ctl_classes_decide(&c, &m), 4);
+	mr_prof_map_free(&m);
+	attributed(map_mixed, rate_0, &m);
+	assert_int_equal(mr_ctl_classes_decide(&c, &m), 2);
+	mr_prof_map_free(&m);
+	assert_int_equal(c.nr_sites, 6);
+	for (i = 0; i < c.nr_sites; i++) {
+		assert_int_equal(c.sites[i].cls, MR_ALLOC_CLASS_COLD);
+		assert_false(c.sites[i].probed);
+	}
+	assert_false(c.settling);
+	mr_ctl_classes_close(&c);
+}
+
+/*
+ * The round after a probe, as a lab run had it: a (site 1) hot and still entangled
+ * (3000 bytes on a page of its own, its new objects, found idle: the monitor did not
+ * cover that range yet; 4000 on pages shared with b), b (site 2) put apart, its new
+ * objects on pages of its own, accessed, still entangled by its old ones. The attribution gives a a score near 0: a is not measured alone,
+ * so that says nothing of its own accesses, and it stays hot (the old rule made it
+ * cold, and both sites went to the cold regions, interleaved again for good).
+ */
+static const char map_after_probe[] =
+	"memreg-site-map 1\npage_size 4096\npid 1\n"
+	"site 1 00112233445566778899aabbccddeeff00112233 0x1879 /prog\n"
+	"site 2 00112233445566778899aabbccddeeff00112233 0x1889 /prog\n"
+	"page 0x1000 1:1000 2:3000\npage 0x2000 1:1000 2:3000\n"
+	"page 0x3000 1:1000 2:3000\npage 0x4000 1:1000 2:3000\n"
+	"page 0x10000 1:3000\n"
+	"page 0x20000 2:4000\npage 0x21000 2:4000\n";
+
+static double after_probe_rates(uint64_t addr)
+{
+	return addr == 0x10000 ? 0 : 0.8;
+}
+
+static void test_decide_entangled_stays(void **state)
+{
+	struct mr_ctl_classes c = { .fd = -1 };
+	struct mr_site_map m;
+
+	(void)state;
+	attributed(map_mixed, all_accessed, &m);
+	assert_int_equal(mr_ctl_classes_decide(&c, &m), 2);
+	mr_prof_map_free(&m);
+	assert_int_equal(c.sites[0].cls, MR_ALLOC_CLASS_HOT);
+	assert_true(c.sites[1].probed);
+	/* two rounds of it: not even a change on its way */
+	attributed(map_after_probe, after_probe_rates, &m);
+	assert_int_equal(mr_ctl_classes_decide(&c, &m), 0);
+	assert_false(c.sites[0].pending);
+	assert_int_equal(mr_ctl_classes_decide(&c, &m), 0);
+	mr_prof_map_free(&m);
+	assert_false(c.sites[0].alone);
+	assert_true(c.sites[0].score < 0.3);
+	assert_int_equal(c.sites[0].cls, MR_ALLOC_CLASS_HOT);
+	assert_false(c.sites[0].pending);
+	assert_int_equal(c.sites[1].cls, MR_ALLOC_CLASS_COLD);
 	mr_ctl_classes_close(&c);
 }
 
@@ -408,12 +606,82 @@ static void test_stale_starttime(void **state)
 	stop_child(&ch, true);
 }
 
+/*
+ * After the probe, all measured alone (units: pages of 4000 bytes):
+ *   a    (site 1, kept hot):  1 page at 0.9       ln -0.105
+ *   b    (site 2, put apart): 8 pages at B        ln(0.3) = -1.204
+ *   ring (site 5):            6 pages at 0.45     ln -0.799
+ * 2-means: {b} | {ring, a}: high mean (6 x -0.799 + -0.105) / 7 = -0.700, SSE 0.413;
+ * {b, ring} | {a}: low mean -1.030, SSE 0.562. Best {b} | {ring, a}, but its means are
+ * e^(-0.700 + 1.204) = 1.66 apart (< 2): one cluster, all hot. b was put apart from
+ * a, though, and 0.3 is under half of a's 0.9: b stays cold (the lab: the cold site
+ * churned at 0.2-0.4, the ring at 0.3-0.6, the hot site at 0.5-1.0). At B = 0.5 (more
+ * than half of a's) the probe says b is as hot as a: hot, after two rounds.
+ */
+static const char map_probe_after[] =
+	"memreg-site-map 1\npage_size 4096\npid 1\n"
+	"site 1 00112233445566778899aabbccddeeff00112233 0x1879 /prog\n"
+	"site 2 00112233445566778899aabbccddeeff00112233 0x1889 /prog\n"
+	"site 5 00112233445566778899aabbccddeeff00112233 0x1258 /prog\n"
+	"page 0x10000 1:4000\n"
+	"page 0x20000 2:4000\npage 0x21000 2:4000\npage 0x22000 2:4000\npage 0x23000 2:4000\n"
+	"page 0x24000 2:4000\npage 0x25000 2:4000\npage 0x26000 2:4000\npage 0x27000 2:4000\n"
+	"page 0x50000 5:4000\npage 0x51000 5:4000\npage 0x52000 5:4000\npage 0x53000 5:4000\n"
+	"page 0x54000 5:4000\npage 0x55000 5:4000\n";
+
+static double probe_b_rate = 0.3;
+
+static double probe_after_rates(uint64_t addr)
+{
+	return addr < 0x20000 ? 0.9 : addr < 0x50000 ? probe_b_rate : 0.45;
+}
+
+static void test_decide_probe_group(void **state)
+{
+	struct mr_ctl_classes c = { .fd = -1 };
+	struct mr_site_map m;
+	int round;
+
+	(void)state;
+	attributed(map_mixed, all_accessed, &m);
+	assert_int_equal(mr_ctl_classes_decide(&c, &m), 2);
+	mr_prof_map_free(&m);
+	assert_true(c.sites[1].probed);
+	assert_int_equal(c.sites[1].probe_group, 1);
+	assert_int_equal(c.sites[0].probe_group, 1);	/* a: the site b was put apart from */
+	probe_b_rate = 0.3;
+	for (round = 0; round < 2; round++) {
+		attributed(map_probe_after, probe_after_rates, &m);
+		mr_ctl_classes_decide(&c, &m);
+		mr_prof_map_free(&m);
+		assert_true(c.cut == 0);	/* one cluster */
+		assert_int_equal(c.nr_sites, 3);
+		assert_int_equal(c.sites[0].cls, MR_ALLOC_CLASS_HOT);
+		assert_int_equal(c.sites[1].cls, MR_ALLOC_CLASS_COLD);
+		assert_false(c.sites[1].pending);
+		assert_int_equal(c.sites[2].cls, MR_ALLOC_CLASS_HOT);
+	}
+	probe_b_rate = 0.5;
+	attributed(map_probe_after, probe_after_rates, &m);
+	assert_int_equal(mr_ctl_classes_decide(&c, &m), 0);
+	assert_true(c.sites[1].pending);
+	assert_int_equal(mr_ctl_classes_decide(&c, &m), 1);
+	mr_prof_map_free(&m);
+	assert_int_equal(c.sites[1].cls, MR_ALLOC_CLASS_HOT);
+	mr_ctl_classes_close(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_page_round_trip),
 		cmocka_unit_test(test_decide),
 		cmocka_unit_test(test_decide_entangled_bar),
+		cmocka_unit_test(test_decide_clusters),
+		cmocka_unit_test(test_decide_one_site),
+		cmocka_unit_test(test_decide_all_idle),
+		cmocka_unit_test(test_decide_entangled_stays),
+		cmocka_unit_test(test_decide_probe_group),
 		cmocka_unit_test(test_live_generation),
 		cmocka_unit_test(test_stale_starttime),
 	};

@@ -2,7 +2,10 @@
  * living L ms; a hot site (10% of the bytes, its objects touched all the time)
  * interleaved in allocation order with a cold site; the default heap layout. At the
  * end (or on SIGTERM) it frees what outlived L and prints the hot-set inflation of
- * the objects still live: pages holding hot objects / (hot bytes / page).
+ * the objects still live: pages holding hot objects / (hot bytes / page), and, before
+ * it, where each site's live objects are ("hot_median=0x.. cold_median=0x..
+ * hot_low=yes|no": libmemreg puts a hot site's objects low, a cold one's high, so a
+ * packing that swapped the sites' classes shows).
  * Usage: mr-live-sites [-d SECONDS] [-l LIFETIME_MS] [-m LIVE_MIB]   (60, 5000, 32)
  * Prints "sites a=0xOFF b=0xOFF" (the site functions' offsets in the program, for
  * finding them in a site map) and "ready PID" at the start. Links only libc. */
@@ -77,6 +80,21 @@ static int cmp_uptr(const void *a, const void *b)
 	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/* The median address of the live objects of one site (0 if none). */
+static uintptr_t median_addr(const struct obj *ring, size_t cap, size_t head, size_t tail,
+			     int hot, uintptr_t *buf)
+{
+	size_t i, n = 0;
+
+	for (i = head; i != tail; i = (i + 1) % cap)
+		if (ring[i].hot == hot)
+			buf[n++] = (uintptr_t)ring[i].p;
+	if (!n)
+		return 0;
+	qsort(buf, n, sizeof(*buf), cmp_uptr);
+	return buf[n / 2];
 }
 
 int main(int argc, char **argv)
@@ -154,6 +172,14 @@ int main(int argc, char **argv)
 	while (head != tail && t - ring[head].born_ms >= life_ms) {
 		free(ring[head].p);
 		head = (head + 1) % cap;
+	}
+	/* hp has room for 2 x cap addresses: one per live object fits */
+	{
+		uintptr_t hot_med = median_addr(ring, cap, head, tail, 1, hp);
+		uintptr_t cold_med = median_addr(ring, cap, head, tail, 0, hp);
+
+		printf("hot_median=0x%lx cold_median=0x%lx hot_low=%s\n", (unsigned long)hot_med,
+		       (unsigned long)cold_med, hot_med && cold_med && hot_med < cold_med ? "yes" : "no");
 	}
 	nhot = 0;
 	for (i = head; i != tail; i = (i + 1) % cap)
