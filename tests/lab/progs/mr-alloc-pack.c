@@ -1,7 +1,9 @@
 /* mr-alloc-pack: the allocator's packing, physically (tests/lab/guest/placement/
  * 50-alloc-packing.sh). Runs one of alloc-bench's packing workloads scaled to the lab,
  * gives back what it freed (malloc_trim), prints "ready PID" and waits for SIGTERM so
- * that memregctl where can see where its pages lie.
+ * that memregctl where can see where its pages lie. Before the workload it prints
+ * "bound PID" and waits for SIGUSR1, so that its own pages (libraries, stack) can be
+ * counted apart. Transparent huge pages are off for it (PR_SET_THP_DISABLE).
  *
  *   mr-alloc-pack packing|hotset|lifetimes MIB NODES SHARE_MIB [--exit]
  *
@@ -35,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -284,7 +287,7 @@ int main(int argc, char **argv)
 	size_t live;
 	cpu_set_t cpus;
 	Dl_info ia, ib;
-	sigset_t set;
+	sigset_t set, usr1;
 	int sig;
 
 	if ((argc != 5 && argc != 6) || mr_parse_u64(argv[2], &mib) || mib == 0 || mib > 65536 ||
@@ -294,6 +297,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: mr-alloc-pack packing|hotset|lifetimes MIB NODES SHARE_MIB [--exit]\n");
 		return 2;
 	}
+	/* Pages as the heap uses them, not 2 MiB at a time: a commit chunk touched once
+	 * would be a transparent huge page on a node the heap barely uses. */
+	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
 	CPU_ZERO(&cpus);
 	CPU_SET(0, &cpus);
 	if (sched_setaffinity(0, sizeof(cpus), &cpus) != 0) {
@@ -308,6 +320,13 @@ int main(int argc, char **argv)
 	       (unsigned long)((uintptr_t)site_b - (uintptr_t)ib.dli_fbase));
 	if (nodes && bind_arena((unsigned)nodes, (uintptr_t)share_mib << 20) != 0)
 		return 1;
+	if (argc == 5) {
+		/* A baseline: where the program's own pages lie before the workload. */
+		printf("bound %d\n", (int)getpid());
+		fflush(stdout);
+		if (sigwait(&usr1, &sig) != 0)
+			return 1;
+	}
 	if (strcmp(argv[1], "packing") == 0) {
 		live = packing((size_t)mib << 20);
 	} else if (strcmp(argv[1], "hotset") == 0) {
@@ -324,7 +343,6 @@ int main(int argc, char **argv)
 		return 0;
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
-	sigprocmask(SIG_BLOCK, &set, NULL);
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 	return sigwait(&set, &sig) != 0;
