@@ -180,11 +180,11 @@ END {
 	}
 	printf "\nFragmentation: 2 GiB in mixed sizes, 90%% freed at random: resident after (MiB)\n"
 	for (i = 1; i <= na; i++) { key = A[i] SUBSEP "frag"; if ((key, "rss_after_bytes") in x) printf "  %-16s %8.0f\n", A[i], median(x[key, "rss_after_bytes"]) / 1048576 }
-	printf "\nPacking by site: 64 MiB windows holding live long-lived data (limit = ceil(live / 64 MiB)), resident after\n"
+	printf "\nPacking by site: 64 MiB windows of virtual address space holding live long-lived data (limit = ceil(live / 64 MiB)), resident after\n"
 	n2 = na; A[++n2] = "memreg+profile"
 	for (i = 1; i <= n2; i++) { key = A[i] SUBSEP "packing"; if ((key, "regions_with_live") in x)
 		printf "  %-16s regions %4d  limit %d  rss %6.0f MiB\n", A[i], median(x[key, "regions_with_live"]), median(x[key, "region_limit"]), median(x[key, "rss_after_bytes"]) / 1048576 }
-	printf "\nFree regions after churn (lifetimes: random lifetimes, no profile; 16 MiB windows, memreg with 16 MiB regions):\n"
+	printf "\nFree regions after churn (lifetimes: random lifetimes, no profile; 16 MiB windows of virtual address space, memreg with 16 MiB regions):\n"
 	printf "  windows touched during the run, those holding live bytes at the end, free = (touched - live) / touched; goal >= 60%%\n"
 	for (i = 1; i <= na; i++) { key = A[i] SUBSEP "lifetimes"; if ((key, "lt_free_pct") in x)
 		printf "  %-16s touched %4d  live %4d  free %5.1f%%  (peak live %4.0f MiB, live at end %3.0f MiB)\n", A[i], median(x[key, "lt_touched"]), median(x[key, "lt_live_regions"]), median(x[key, "lt_free_pct"]), median(x[key, "lt_peak_bytes"]) / 1048576, median(x[key, "lt_live_bytes"]) / 1048576 }

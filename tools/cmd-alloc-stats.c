@@ -123,8 +123,10 @@ static void print_table(const struct mr_alloc_stats_file *f, bool all)
 	char a[24], b[24];
 	uint32_t i;
 
-	printf("pid %" PRId64 ": %" PRIu64 " regions of %s, %" PRIu64 " live, %" PRIu64
-	       " empty, %" PRIu64 " touched\n", f->pid, f->regions,
+	/* The allocator's regions are windows of the process's address space, never
+	 * physical memory regions (on a one-node machine they are nothing else). */
+	printf("pid %" PRId64 ": %" PRIu64 " regions of %s (windows of its virtual address space), %"
+	       PRIu64 " live, %" PRIu64 " empty, %" PRIu64 " touched\n", f->pid, f->regions,
 	       mr_format_size(f->region_bytes, a, sizeof(a)), f->regions_live, f->regions_empty,
 	       f->regions_touched);
 	printf("used %s (peak %s), %" PRIu64 " purges, %" PRIu64 " thread caches\n\n",

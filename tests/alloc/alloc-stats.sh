@@ -26,7 +26,8 @@ for fd in /proc/$pid/fd/*; do
 	case "$(readlink "$fd")" in "/memfd:memreg-alloc.$pid (deleted)") cp "$fd" "$tmp/good.bin" ;; esac
 done
 [ -s "$tmp/good.bin" ] || fail "no memfd memreg-alloc.$pid in /proc/$pid/fd"
-grep -q "^pid $pid: 4096 regions of 64 MiB" "$tmp/out.txt" || fail "table header: $(head -1 "$tmp/out.txt")"
+grep -Eqx "pid $pid: 4096 regions of 64 MiB \(windows of its virtual address space\), 1 live, [0-9]+ empty, [0-9]+ touched" \
+	"$tmp/out.txt" || fail "table header: $(head -1 "$tmp/out.txt")"
 for field in '"version":2' "\"pid\":$pid" '"region_bytes":67108864' '"regions_live":1' '"state":"live"'; do
 	tr -d ' \n' <"$tmp/out.json" | grep -q "$field" || fail "JSON lacks $field"
 done

@@ -99,7 +99,8 @@ static int mode_lowest(void)
 		fprintf(stderr, "\n");
 		return 1;
 	}
-	printf("lowest: %zu refills, %zu in the lowest %zu regions\n", refill, refill - above, k);
+	printf("lowest: %zu refills, %zu in the lowest %zu regions (%u MiB windows of virtual address space)\n",
+	       refill, refill - above, k, 1u << (shift - 20));
 	return 0;
 }
 
@@ -314,7 +315,8 @@ static int mode_churn(void)
 			nl, nt, nt ? (nt - nl) * 100 / nt : 0);
 		return 1;
 	}
-	printf("churn: %zu of %zu regions free at the end\n", nt - nl, nt);
+	printf("churn: %zu of %zu regions free at the end (%u MiB windows of virtual address space)\n",
+	       nt - nl, nt, 1u << (shift - 20));
 	return 0;
 }
 

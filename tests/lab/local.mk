@@ -35,3 +35,11 @@ clean-lab-stage:
 # the group stubs and logs) would otherwise be what `make dist` copies.
 EXTRA_DIST += tests/lab/group.sh tests/lab/init tests/lab/lab-export \
 	tests/lab/export-decode.sh tests/lab/stage-static.sh tests/lab/guest
+
+# The allocator's packing checked physically (tests/lab/guest/placement/50-alloc-packing.sh):
+# alloc-bench's packing, hotset and lifetimes workloads, scaled to the lab, kept alive.
+if ENABLE_TESTS
+noinst_PROGRAMS += tests/lab/progs/mr-alloc-pack
+tests_lab_progs_mr_alloc_pack_SOURCES = tests/lab/progs/mr-alloc-pack.c
+tests_lab_progs_mr_alloc_pack_LDADD = libmrcommon.la $(NUMA_LIBS)
+endif
