@@ -67,13 +67,6 @@ int mr_cgroup_of(pid_t pid, char *path, size_t len)
 	return err;
 }
 
-static const char *abs_path(char *buf, size_t len, const char *cg_path, const char *file)
-{
-	/* the root group is "/": no double slash */
-	return mr_pathf(buf, len, MR_CGROUP_ROOT "%s/%s", strcmp(cg_path, "/") ? cg_path : "",
-			file);
-}
-
 int mr_cgroup_create(struct mr_cgroup *cg, const char *name, bool apply)
 {
 	char dir[300], why[200];
@@ -109,15 +102,14 @@ int mr_cgroup_create(struct mr_cgroup *cg, const char *name, bool apply)
 
 int mr_cgroup_move_in(struct mr_cgroup *cg, pid_t pid)
 {
-	char file[300], num[24];
+	char dir[300];
 	int err;
 
 	err = mr_cgroup_of(pid, cg->orig_path, sizeof(cg->orig_path));
 	if (err)
 		return err;
-	snprintf(num, sizeof(num), "%ld", (long)pid);
-	err = mr_root_write_str(abs_path(file, sizeof(file), cg->path, "cgroup.procs"), num,
-				cg->apply);
+	err = mr_cgroup_enter(mr_pathf(dir, sizeof(dir), MR_CGROUP_ROOT "%s", cg->path), pid,
+			      cg->apply);
 	if (!err)
 		cg->pid = pid;
 	return err;
@@ -125,13 +117,14 @@ int mr_cgroup_move_in(struct mr_cgroup *cg, pid_t pid)
 
 void mr_cgroup_remove(struct mr_cgroup *cg)
 {
-	char file[300], num[24];
+	char file[300];
 	int err;
 
 	if (cg->pid > 0 && mr_proc_alive(cg->pid)) {
-		snprintf(num, sizeof(num), "%ld", (long)cg->pid);
-		err = mr_root_write_str(abs_path(file, sizeof(file), cg->orig_path, "cgroup.procs"),
-					num, cg->apply);
+		/* the root group is "/": no double slash */
+		mr_pathf(file, sizeof(file), MR_CGROUP_ROOT "%s",
+			 strcmp(cg->orig_path, "/") ? cg->orig_path : "");
+		err = mr_cgroup_enter(file, cg->pid, cg->apply);
 		if (err)
 			fprintf(stderr, "memregctl: cgroup: pid %ld not moved back to %s: %s\n",
 				(long)cg->pid, cg->orig_path, mr_last_error());
