@@ -933,7 +933,7 @@ static int measure(struct mr_bench *b, struct mr_energy_source *src, unsigned wi
 	const struct mr_bench_config *c = &b->configs[ci];
 	const struct bench_regions *br = b->regions;
 	char recpath[PATH_MAX], physpath[PATH_MAX], cgdir[PATH_MAX] = "", name[64];
-	bool in_cgroup = b->apply && (c->kind == MR_BENCH_REC || c->kind == MR_BENCH_CONTROL);
+	bool in_cgroup = b->cgroups && (c->kind == MR_BENCH_REC || c->kind == MR_BENCH_CONTROL);
 	struct sampler smp;
 	struct rusage ru = { 0 };	/* the monitor's is added even after a failed wait */
 	double t0, user, sys;
@@ -1341,12 +1341,18 @@ int mr_bench_run_all(struct mr_bench *b)
 		/* the runs' groups go under the cgroup v2 mount: found before the first */
 		char mnt[PATH_MAX];
 
-		if (mr_cgroup2_mount(mnt, sizeof(mnt)))
-			return mr_error_wrap(-ENOTSUP, "rec and control run each workload in a "
-					     "fresh cgroup v2 with --apply");
-		mr_bench_note(b, "rec and control: each run in a fresh cgroup v2 under %s "
-			      "(memregctl record/control --cgroup): every process of the "
-			      "workload observed", mnt);
+		if (mr_cgroup2_mount(mnt, sizeof(mnt)) == 0) {
+			b->cgroups = true;
+			mr_bench_note(b, "rec and control: each run in a fresh cgroup v2 under "
+				      "%s (memregctl record/control --cgroup): every process of "
+				      "the workload observed", mnt);
+		} else {
+			/* a machine without cgroup v2 (the VM lab's guest mounts none) can
+			 * still observe and control the top process, as without --apply */
+			mr_bench_note(b, "rec and control observe the workload's top process "
+				      "only: %s", mr_last_error());
+			mr_clear_error();
+		}
 	} else if (nr_observers) {
 		mr_bench_note(b, "rec and control observe the workload's top process only: "
 			      "give --apply to run each in a fresh cgroup v2 and observe every "

@@ -169,6 +169,8 @@ struct mr_bench {
 	char kernel[128];	/* uname -r */
 	/* Added for the region metrics and control/evac: */
 	bool apply;		/* --apply: control acts, evac runs, --phys may use DAMON */
+	bool cgroups;		/* rec and control runs each in a fresh cgroup v2 (--apply
+				 * and a cgroup v2 mount; set by the bench) */
 	bool phys;		/* --phys: a physical record beside every measured run */
 	const char *schemes;	/* --schemes FILE: control's default */
 	const char *backend;	/* --control-backend: control's default */
