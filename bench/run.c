@@ -315,48 +315,13 @@ static int memused_sample(double *kib)
 	return 0;
 }
 
-/* Add the children of every thread of @pid (/proc/PID/task/TID/children) to @pids. */
-static void tree_children(pid_t pid, pid_t *pids, unsigned *nr)
+/* Add the pids listed in @file (numbers separated by blanks or newlines) to @pids;
+ * an unreadable file (a process or group that is gone) adds none. */
+static void read_pids(const char *file, pid_t *pids, unsigned *nr)
 {
-	char path[64], *data, *p, *end;
-	struct dirent *de;
-	size_t len;
-	DIR *d;
+	char *data = NULL, *p, *end;
 
-	d = mr_root_opendir(mr_pathf(path, sizeof(path), "/proc/%d/task", (int)pid));
-	if (!d) {
-		mr_clear_error();
-		return;
-	}
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		data = NULL;
-		if (mr_root_read_file(mr_pathf(path, sizeof(path), "/proc/%d/task/%s/children",
-					       (int)pid, de->d_name), 1 << 20, &data, &len)) {
-			mr_clear_error();
-			continue;
-		}
-		for (p = data; *nr < TREE_MAX_PIDS; p = end) {
-			long v = strtol(p, &end, 10);
-
-			if (end == p)
-				break;
-			if (v > 0)
-				pids[(*nr)++] = (pid_t)v;
-		}
-		free(data);
-	}
-	closedir(d);
-}
-
-/* The processes of the cgroup v2 directory @dir (its cgroup.procs) into @pids. */
-static void cgroup_members(const char *dir, pid_t *pids, unsigned *nr)
-{
-	char path[PATH_MAX], *data = NULL, *p, *end;
-
-	if (mr_root_read_file(mr_pathf(path, sizeof(path), "%s/cgroup.procs", dir), 1 << 20,
-			      &data, NULL)) {
+	if (mr_root_read_file(file, 1 << 20, &data, NULL)) {
 		mr_clear_error();
 		return;
 	}
@@ -369,6 +334,35 @@ static void cgroup_members(const char *dir, pid_t *pids, unsigned *nr)
 			pids[(*nr)++] = (pid_t)v;
 	}
 	free(data);
+}
+
+/* Add the children of every thread of @pid (/proc/PID/task/TID/children) to @pids. */
+static void tree_children(pid_t pid, pid_t *pids, unsigned *nr)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+
+	d = mr_root_opendir(mr_pathf(path, sizeof(path), "/proc/%d/task", (int)pid));
+	if (!d) {
+		mr_clear_error();
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		read_pids(mr_pathf(path, sizeof(path), "/proc/%d/task/%s/children", (int)pid,
+				   de->d_name), pids, nr);
+	}
+	closedir(d);
+}
+
+/* The processes of the cgroup v2 directory @dir (its cgroup.procs) into @pids. */
+static void cgroup_members(const char *dir, pid_t *pids, unsigned *nr)
+{
+	char path[PATH_MAX];
+
+	read_pids(mr_pathf(path, sizeof(path), "%s/cgroup.procs", dir), pids, nr);
 }
 
 /* One placement sample of the workload's processes (its tree, or its cgroup's
