@@ -32,6 +32,15 @@
 /* A site with less than this share of its bytes on pages of its own is entangled:
  * its score may be its neighbours' accesses. */
 #define ENTANGLED_SHARE 0.5
+/* A site put apart comes back hot only at this share or more of the highest measure
+ * of its probe group (measured alone): "as hot as the site it was entangled with",
+ * within the rounds' noise. Asymmetric on purpose: a wrong return mixes both sites'
+ * objects again and no later round can separate them, while a wrong stay puts one
+ * site's objects in the cold regions. In the lab the churned cold site read 0.43-0.62
+ * of the hot one once settled (THP: a huge page written once in a second reads as
+ * accessed for all of its 2 MiB); DAMON's rate over 5 aggregations of 50 samples
+ * varies by well under a quarter for a site as hot as another. */
+#define PROBE_RETURN_SHARE 0.75
 
 static const char *const class_names[NR_MR_ALLOC_CLASS] = { "hot", "normal", "cold" };
 
@@ -435,11 +444,12 @@ static size_t split_clusters(const struct cluster_item *it, size_t n)
  *   largest such site that shares pages with another is put apart (cold): its later
  *   objects go to the cold regions, where the next rounds measure it alone. No probe
  *   in the round after a probe: the map still holds the objects from before it;
- * - a site put apart comes back hot only if its measure is at least 1/CLUSTER_RATIO
- *   of the highest of the sites it was put apart from (its probe group), measured
- *   alone: the probe is an experiment on these sites, and a third site's rate (the
- *   lab's descriptor ring, between the hot and the churned cold site) says nothing
- *   of which of them is hot.
+ * - a site put apart comes back hot only if its measure is at least
+ *   PROBE_RETURN_SHARE of the highest of the sites it was put apart from (its probe
+ *   group), measured alone: the probe is an experiment on these sites, and a third
+ *   site's rate (the lab's descriptor ring, between the hot and the churned cold
+ *   site) says nothing of which of them is hot. It keeps its class in the round
+ *   right after the probe and while its mates are all entangled (no answer yet).
  */
 size_t mr_ctl_classes_decide(struct mr_ctl_classes *c, const struct mr_site_map *m)
 {
@@ -449,7 +459,7 @@ size_t mr_ctl_classes_decide(struct mr_ctl_classes *c, const struct mr_site_map 
 	enum mr_alloc_class *old, *want;
 	size_t i, j, nr = m->nr_sites ? m->nr_sites : 1, changed = 0, probe = SIZE_MAX;
 	size_t nr_items = 0, first_hot = 0;
-	bool *alone, *active;
+	bool *alone, *active, settling = c->settling;	/* this round follows a probe */
 
 	own = calloc(nr, sizeof(*own));
 	own_rate = calloc(nr, sizeof(*own_rate));
@@ -506,17 +516,29 @@ size_t mr_ctl_classes_decide(struct mr_ctl_classes *c, const struct mr_site_map 
 	for (i = 0; i < m->nr_sites; i++) {
 		const struct mr_prof_site *ps = &m->sites[i];
 		struct mr_ctl_site_class *s = map_site[i];
+		bool mate_alone = false, mate_entangled = false;
 		double mates = 0;
 
 		if (!s)
 			continue;
 		/* a site put apart is compared with the sites it was put apart from: the
-		 * probe's own answer, whatever the other sites of the process do */
-		for (j = 0; s->probed && alone[i] && j < m->nr_sites; j++)
-			if (j != i && map_site[j] && alone[j] &&
-			    map_site[j]->probe_group == s->probe_group && measure[j] > mates)
+		 * probe's own answer, whatever the other sites of the process do. No
+		 * answer yet in the round right after the probe (the map still holds the
+		 * objects from before it) or while every mate in the map is entangled. */
+		for (j = 0; s->probed && alone[i] && j < m->nr_sites; j++) {
+			if (j == i || !map_site[j] || map_site[j]->probe_group != s->probe_group)
+				continue;
+			if (!alone[j]) {
+				mate_entangled = true;
+				continue;
+			}
+			mate_alone = true;
+			if (measure[j] > mates)
 				mates = measure[j];
-		if (want[i] == MR_ALLOC_CLASS_HOT && measure[i] * CLUSTER_RATIO < mates)
+		}
+		if (s->probed && alone[i] && (settling || (mate_entangled && !mate_alone)))
+			want[i] = s->cls;
+		else if (want[i] == MR_ALLOC_CLASS_HOT && measure[i] < PROBE_RETURN_SHARE * mates)
 			want[i] = MR_ALLOC_CLASS_COLD;
 		s->score = measure[i];
 		s->bytes = ps->bytes;

@@ -614,9 +614,12 @@ static void test_stale_starttime(void **state)
  * 2-means: {b} | {ring, a}: high mean (6 x -0.799 + -0.105) / 7 = -0.700, SSE 0.413;
  * {b, ring} | {a}: low mean -1.030, SSE 0.562. Best {b} | {ring, a}, but its means are
  * e^(-0.700 + 1.204) = 1.66 apart (< 2): one cluster, all hot. b was put apart from
- * a, though, and 0.3 is under half of a's 0.9: b stays cold (the lab: the cold site
- * churned at 0.2-0.4, the ring at 0.3-0.6, the hot site at 0.5-1.0). At B = 0.5 (more
- * than half of a's) the probe says b is as hot as a: hot, after two rounds.
+ * a, though, and 0.3 is under 3/4 of a's 0.9 (0.675): b stays cold; so at B = 0.6
+ * (the lab: the churned cold site at 0.43-0.62 of the hot one, on huge pages). At
+ * B = 0.7 (more than 3/4 of a's) the probe says b is as hot as a: hot, after two
+ * rounds. In the round right after the probe there is no answer yet: b keeps its
+ * class at any B (the lab: 0.4-1.5 of the hot site in that round); and none while a
+ * shares its pages (map_probe_mate_mixed: a entangled with the ring).
  */
 static const char map_probe_after[] =
 	"memreg-site-map 1\npage_size 4096\npid 1\n"
@@ -624,6 +627,17 @@ static const char map_probe_after[] =
 	"site 2 00112233445566778899aabbccddeeff00112233 0x1889 /prog\n"
 	"site 5 00112233445566778899aabbccddeeff00112233 0x1258 /prog\n"
 	"page 0x10000 1:4000\n"
+	"page 0x20000 2:4000\npage 0x21000 2:4000\npage 0x22000 2:4000\npage 0x23000 2:4000\n"
+	"page 0x24000 2:4000\npage 0x25000 2:4000\npage 0x26000 2:4000\npage 0x27000 2:4000\n"
+	"page 0x50000 5:4000\npage 0x51000 5:4000\npage 0x52000 5:4000\npage 0x53000 5:4000\n"
+	"page 0x54000 5:4000\npage 0x55000 5:4000\n";
+
+static const char map_probe_mate_mixed[] =
+	"memreg-site-map 1\npage_size 4096\npid 1\n"
+	"site 1 00112233445566778899aabbccddeeff00112233 0x1879 /prog\n"
+	"site 2 00112233445566778899aabbccddeeff00112233 0x1889 /prog\n"
+	"site 5 00112233445566778899aabbccddeeff00112233 0x1258 /prog\n"
+	"page 0x10000 1:2000 5:2000\n"
 	"page 0x20000 2:4000\npage 0x21000 2:4000\npage 0x22000 2:4000\npage 0x23000 2:4000\n"
 	"page 0x24000 2:4000\npage 0x25000 2:4000\npage 0x26000 2:4000\npage 0x27000 2:4000\n"
 	"page 0x50000 5:4000\npage 0x51000 5:4000\npage 0x52000 5:4000\npage 0x53000 5:4000\n"
@@ -649,8 +663,15 @@ static void test_decide_probe_group(void **state)
 	assert_true(c.sites[1].probed);
 	assert_int_equal(c.sites[1].probe_group, 1);
 	assert_int_equal(c.sites[0].probe_group, 1);	/* a: the site b was put apart from */
-	probe_b_rate = 0.3;
-	for (round = 0; round < 2; round++) {
+	/* the round right after the probe: no answer, even at B close to a's */
+	probe_b_rate = 0.8;
+	attributed(map_probe_after, probe_after_rates, &m);
+	assert_int_equal(mr_ctl_classes_decide(&c, &m), 1);	/* the ring, new: hot */
+	mr_prof_map_free(&m);
+	assert_int_equal(c.sites[1].cls, MR_ALLOC_CLASS_COLD);
+	assert_false(c.sites[1].pending);
+	for (round = 0; round < 4; round++) {
+		probe_b_rate = round < 2 ? 0.3 : 0.6;
 		attributed(map_probe_after, probe_after_rates, &m);
 		mr_ctl_classes_decide(&c, &m);
 		mr_prof_map_free(&m);
@@ -661,7 +682,18 @@ static void test_decide_probe_group(void **state)
 		assert_false(c.sites[1].pending);
 		assert_int_equal(c.sites[2].cls, MR_ALLOC_CLASS_HOT);
 	}
-	probe_b_rate = 0.5;
+	/* a shares its page with the ring: b's measure has nothing to be held against */
+	probe_b_rate = 0.8;
+	for (round = 0; round < 2; round++) {
+		attributed(map_probe_mate_mixed, probe_after_rates, &m);
+		mr_ctl_classes_decide(&c, &m);
+		mr_prof_map_free(&m);
+		assert_false(c.sites[0].alone);
+		assert_int_equal(c.sites[0].cls, MR_ALLOC_CLASS_HOT);
+		assert_int_equal(c.sites[1].cls, MR_ALLOC_CLASS_COLD);
+		assert_false(c.sites[1].pending);
+	}
+	probe_b_rate = 0.7;
 	attributed(map_probe_after, probe_after_rates, &m);
 	assert_int_equal(mr_ctl_classes_decide(&c, &m), 0);
 	assert_true(c.sites[1].pending);
