@@ -303,7 +303,7 @@ static int install(struct mr_ctl_run *run, struct mr_mon_damon_owner *owner,
 	if (!err)
 		err = write_schemes(run, k);
 	if (!err)
-		err = mr_root_write_str(MR_DAMON_KDAMONDS "/0/state", "on", apply);
+		err = mr_mon_damon_write_state(0, "on", apply);
 	if (!err)
 		err = mr_mon_damon_started(owner, 0);
 	return err;
@@ -341,7 +341,7 @@ static int reload(struct mr_ctl_run *run, struct kstate *k)
 		run->reload_fn(run, run->reload_arg);
 	err = write_schemes(run, k);
 	if (!err)
-		err = mr_root_write_str(MR_DAMON_KDAMONDS "/0/state", "commit", run->mon->apply);
+		err = mr_mon_damon_write_state(0, "commit", run->mon->apply);
 	if (!err)
 		err = baseline(run, k);
 	return err;

@@ -167,7 +167,7 @@ static int follow_maps(struct mr_mon_ctx *ctx)
 	err = mr_mon_damon_write_regions(ctx, KD_INDEX, r, nr);
 	/* the kdamond takes the new inputs at its next aggregation; the write waits */
 	if (!err)
-		err = wr(ctx, KD "/state", "commit");
+		err = mr_mon_damon_write_state(KD_INDEX, "commit", ctx->apply);
 	free(p->ranges);
 	p->ranges = r;
 	p->nr_ranges = nr;
@@ -262,7 +262,7 @@ static int start(struct mr_mon_ctx *ctx, pid_t pid, const struct mr_mon_attrs *a
 	if (!err)
 		err = wr(ctx, SCHEME "/access_pattern/age/max", "4294967295");
 	if (!err)
-		err = wr(ctx, KD "/state", "on");
+		err = mr_mon_damon_write_state(KD_INDEX, "on", ctx->apply);
 	/* the thread into the owner file; only its events count from now on */
 	if (!err)
 		err = mr_mon_damon_started(&p->owner, 0);

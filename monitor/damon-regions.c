@@ -172,7 +172,7 @@ int mr_mon_damon_read_tried(struct mr_mon_ctx *ctx, unsigned kd)
 	mr_pathf(state_path, sizeof(state_path), MR_DAMON_KDAMONDS "/%u/state", kd);
 	if (mr_mon_damon_read_str(state_path, state, sizeof(state)) || strcmp(state, "on") != 0)
 		return 1;	/* the kdamond stopped: its target exited */
-	err = mr_root_write_str(state_path, "update_schemes_tried_regions", ctx->apply);
+	err = mr_mon_damon_write_state(kd, "update_schemes_tried_regions", ctx->apply);
 	if (err) {
 		if (!mr_mon_damon_read_str(state_path, state, sizeof(state)) &&
 		    strcmp(state, "on") != 0)

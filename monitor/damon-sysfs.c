@@ -368,6 +368,21 @@ int mr_mon_damon_read_str(const char *path, char *buf, size_t len)
 	return err;
 }
 
+int mr_mon_damon_write_state(unsigned kd, const char *cmd, bool apply)
+{
+	char path[100];
+	int i, err = 0;
+
+	kd_path(path, sizeof(path), kd, "state");
+	for (i = 0; i < 200; i++) {
+		err = mr_root_write_str(path, cmd, apply);
+		if (err != -EBUSY)
+			break;
+		usleep(10000);
+	}
+	return err;
+}
+
 enum kd_verdict {
 	KD_OURS_RUNNING,	/* runs as the recorded thread: stop it */
 	KD_OURS_STOPPED,	/* stopped, holding memreg's configuration or none */
@@ -428,10 +443,9 @@ static enum kd_verdict kd_classify(const struct mr_mon_damon_kdamond *k, char *w
  * does not start beside a kdamond still winding down. */
 static int kd_stop(const struct mr_mon_damon_kdamond *k, bool apply)
 {
-	char path[100];
 	int i, err;
 
-	err = mr_root_write_str(kd_path(path, sizeof(path), k->index, "state"), "off", apply);
+	err = mr_mon_damon_write_state(k->index, "off", apply);
 	for (i = 0; !err && i < 200 && is_kdamond(k->pid); i++)
 		usleep(10000);
 	return err;
@@ -819,10 +833,7 @@ int mr_mon_damon_write_scheme(unsigned kd, unsigned idx, const struct mr_mon_dam
 
 int mr_mon_damon_update_stats(unsigned kd, bool apply)
 {
-	char path[100];
-
-	return mr_root_write_str(kd_path(path, sizeof(path), kd, "state"), "update_schemes_stats",
-				 apply);
+	return mr_mon_damon_write_state(kd, "update_schemes_stats", apply);
 }
 
 int mr_mon_damon_read_stats(unsigned kd, unsigned idx, struct mr_mon_damos_stats *st)

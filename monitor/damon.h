@@ -131,6 +131,11 @@ int mr_mon_damon_owner_read(struct mr_mon_damon_owner *o);
 /* mr_root_read_str for DAMON's sysfs files, which answer -EBUSY while DAMON's sysfs
  * lock is held (a kdamond winding down): retried for up to 2 s. */
 int mr_mon_damon_read_str(const char *path, char *buf, size_t len);
+/* Write @cmd ("on", "off", "commit", "update_schemes_stats", ...) to kdamonds/@kd/state,
+ * through the root guard (@apply). The store takes the same lock with a trylock, so a
+ * concurrent reader of a pid file (damo, a test, another memreg's check) makes it
+ * -EBUSY for a moment: retried for up to 2 s; any other error at once. */
+int mr_mon_damon_write_state(unsigned kd, const char *cmd, bool apply);
 pid_t mr_mon_damon_kdamond_pid(unsigned index);
 /* The kdamond's CPU time (utime + stime) in seconds, 0 when it is gone. */
 double mr_mon_damon_kdamond_cpu_s(pid_t kdamond_pid);

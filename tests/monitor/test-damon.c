@@ -112,6 +112,9 @@ static char writes[512][200];
 static unsigned nr_writes;
 /* Someone else configures DAMON when memreg's write/mkdir named here happens. */
 static const char *inject_on;
+/* A reader holds DAMON's sysfs lock: this many writes to a state file answer -EBUSY
+ * (the store's trylock) before one goes through. */
+static unsigned state_busy;
 
 static void record(const char *fmt, ...) MR_PRINTF(1, 2);
 static void record(const char *fmt, ...)
@@ -210,6 +213,10 @@ int __wrap_mr_root_write_str(const char *linux_path, const char *s, bool apply)
 	record("%s=%s", linux_path, s);
 	if (write_fails && nr_writes && strstr(writes[nr_writes - 1], write_fails))
 		return -EINVAL;
+	if (state_busy && strstr(linux_path, "/state")) {
+		state_busy--;
+		return -EBUSY;
+	}
 	fake_kernel(linux_path, s);
 	if (!strcmp(s, "update_schemes_tried_regions"))
 		return mr_error(-EINVAL, "%s: kdamond not running", linux_path);
@@ -829,6 +836,35 @@ static void test_owner_marker(void **state)
  * target exited) and someone then reused the directory: their kdamond, running or
  * configured, is left, and so is nr_kdamonds (writing it would destroy theirs).
  */
+/* Writes to a kdamond's state meet the lock a reader of its pid file holds (damo,
+ * a monitoring agent, the lab test reading the pid): retried, not taken for a
+ * failure. Seen in the lab as memregd "cannot give DAMON the new mappings". */
+static void test_state_busy_retried(void **state)
+{
+	struct mr_mon_ctx ctx;
+
+	(void)state;
+	tracefs_root();
+	writes_allowed = true;
+	state_busy = 3;
+	start_process(&ctx);
+	assert_int_equal(count_writes(0, KD0 "/state=on"), 4);
+	state_busy = 2;
+	assert_int_equal(mr_mon_damon_write_state(0, "commit", true), 0);
+	assert_int_equal(count_writes(0, KD0 "/state=commit"), 3);
+	state_busy = 2;
+	assert_int_equal(mr_mon_damon_update_stats(0, true), 0);
+	assert_int_equal(count_writes(0, KD0 "/state=update_schemes_stats"), 3);
+	/* held for good (over 2 s): the error, not a hang */
+	state_busy = 1000;
+	assert_int_equal(mr_mon_damon_write_state(0, "commit", true), -EBUSY);
+	state_busy = 0;
+	ctx.ops->cleanup(&ctx);
+	mr_mon_ctx_destroy(&ctx);
+	assert_int_equal(count_writes(0, KD0 "/state=off"), 1);
+	writes_allowed = false;
+}
+
 static void test_teardown_leaves_foreign(void **state)
 {
 	static const struct {
@@ -1006,6 +1042,7 @@ int main(void)
 		cmocka_unit_test(test_process_follows_maps),
 		cmocka_unit_test(test_race_not_cleared),
 		cmocka_unit_test(test_owner_marker),
+		cmocka_unit_test(test_state_busy_retried),
 		cmocka_unit_test(test_teardown_leaves_foreign),
 		cmocka_unit_test(test_damon_reset),
 	};
