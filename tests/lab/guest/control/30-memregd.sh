@@ -8,6 +8,16 @@
 . /lab/tests/lib
 [ -e $admin/nr_kdamonds ] || skip "no DAMON sysfs in this kernel"
 [ "$(cat $admin/nr_kdamonds)" = 0 ] || skip "DAMON in use before the test"
+# a failure stops memregd and the workload: the group's later tests need DAMON free
+mpid=
+wpid=
+cleanup() {
+	_rc=$?
+	[ -n "$mpid" ] && kill -TERM $mpid 2>/dev/null && wait $mpid
+	[ -n "$wpid" ] && kill -TERM $wpid 2>/dev/null
+	exit $_rc
+}
+trap cleanup EXIT
 caps=cap_sys_ptrace,cap_sys_nice,cap_sys_admin,cap_perfmon
 inst=/sys/kernel/tracing/instances
 
@@ -42,7 +52,7 @@ CONF
 	[ $i -lt 600 ] || { cat /tmp/m.log; fail "$name: no aggregation with nr_tried > 0"; }
 	n=$(cat $admin/nr_kdamonds)
 	[ "$n" = 1 ] || fail "$name: nr_kdamonds $n while memregd runs, want 1"
-	kpid=$(cat $admin/0/pid)
+	kpid=$(damon_cat $admin/0/pid)
 	rec=$(sed -n 's/^kdamond 0 \([0-9]*\) .*/\1/p' /run/memreg/damon.owner)
 	echo "$name: nr_kdamonds 1, kdamond 0 pid $kpid, recorded $rec, nr_tried $(json_field $st nr_tried)"
 	[ -n "$kpid" ] && [ "$kpid" = "$rec" ] || { cat /run/memreg/damon.owner; fail "$name: kdamond pid $kpid, marker says '$rec'"; }
@@ -54,16 +64,22 @@ CONF
 		i=$((i + 1))
 	done
 	grep -q 'reloaded /tmp/m.conf: 3 schemes' /tmp/m.log || { cat /tmp/m.log; fail "$name: no reload"; }
-	[ "$(cat $admin/0/pid 2>/dev/null)" = "$kpid" ] || fail "$name: SIGHUP tore the kdamond down"
+	now=$(damon_cat $admin/0/pid)
+	[ "$now" = "$kpid" ] || {
+		cat /tmp/m.log
+		fail "$name: SIGHUP tore the kdamond down: pid '$now' (was $kpid), state $(damon_cat $admin/0/state)"
+	}
 	kill -TERM $mpid
 	wait $mpid
 	rc=$?
+	mpid=
 	grep -v ' stat: ' /tmp/m.log | tail -12
 	[ $rc -eq 0 ] || fail "$name: memregd exit $rc after SIGTERM"
 	[ "$(cat $admin/nr_kdamonds)" = 0 ] || fail "$name: nr_kdamonds left $(cat $admin/nr_kdamonds)"
 	! ls $inst 2>/dev/null | grep -q memreg || fail "$name: tracefs instance left: $(ls $inst)"
 	[ ! -e /run/memreg/damon.owner ] || fail "$name: ownership marker left"
 	stop_workload
+	wpid=
 	echo "$name: lifecycle ok"
 }
 
