@@ -13,8 +13,8 @@
 . /lab/tests/lib
 [ -e $admin/nr_kdamonds ] || skip "no DAMON sysfs in this kernel"
 [ "$(cat $admin/nr_kdamonds)" = 0 ] || skip "DAMON in use before the test"
-# the lab's /init mounts no cgroup file system: the test sets up what a systemd
-# machine has
+# the lab's /init mounts cgroup v2 with the memory controller on, as a systemd
+# machine has it (docs/lab.md: why at boot); mounted here if a guest has not
 if [ ! -e /sys/fs/cgroup/cgroup.controllers ]; then
 	mount -t cgroup2 none /sys/fs/cgroup || skip "cannot mount cgroup2"
 fi
