@@ -221,7 +221,8 @@ static int mode_info(const char *go)
 	return 0;
 }
 
-/* ---- prefault: large spans of a call site that writes them whole ----
+/* ---- prefault: large spans of a call site, and slabs of objects of a page or
+ * more, that the program writes whole ----
  * Each site gets 64 KiB spans (16 pages), all fresh (none freed), and writes them
  * whole or only their first byte; the test reads with mincore whether a span is
  * wholly resident right after malloc returned it, before writing it. The rule
@@ -276,6 +277,30 @@ static int pf_run(void *(*site)(void), int n, int whole)
 	return resident;
 }
 
+/* @n objects of @size bytes (a class of 4 KiB or more: slabs of 64 KiB), written
+ * whole or first byte only: how many were wholly resident at malloc. */
+static int pf_objects(size_t size, int n, int whole)
+{
+	int resident = 0;
+
+	for (int i = 0; i < n; i++) {
+		char *p = malloc(size);
+		unsigned char vec[4];
+		uintptr_t first = (uintptr_t)p & ~(uintptr_t)4095;
+		size_t len = (uintptr_t)p + size - first, pages = (len + 4095) / 4096, k, in = 0;
+
+		if (!p || !in_memreg(p))
+			FAIL("malloc(%zu): %p", size, (void *)p);
+		if (mincore((void *)first, len, vec) != 0)
+			FAIL("mincore(%p): %s", (void *)p, strerror(errno));
+		for (k = 0; k < pages; k++)
+			in += vec[k] & 1;
+		resident += in == pages;
+		memset(p, 0x5a, whole ? size : 1);
+	}
+	return resident;
+}
+
 static int mode_prefault(void)
 {
 	int dense, until_probe, after, sparse;
@@ -303,9 +328,19 @@ static int mode_prefault(void)
 		     "%d and %d of the next 12 and 32 written in part (want 12 and 0), %d of 64 "
 		     "of a site never writing them whole (want 0; RSS +%.2f MiB, want at most 1)",
 		     dense, until_probe, after, sparse, rss1 - rss0);
+	/* Slabs of objects of a page or more (tcache.c): 6000 bytes in class 6144, 10 a
+	 * slab; the first slab faults as usual, is found written whole (15 of 16 pages:
+	 * the last is past the last object) when the bin needs a second: the second and
+	 * third are prefaulted. 7000 bytes (class 7168) written in part: never. */
+	dense = pf_objects(6000, 30, 1);
+	sparse = pf_objects(7000, 27, 0);
+	if (dense != 20 || sparse != 0)
+		FAIL("prefault: slab objects resident at malloc: %d of 30 written whole "
+		     "(want 20), %d of 27 written in part (want 0)", dense, sparse);
 	printf("prefault: spans resident at malloc: 33 of 40 written whole, 12 and 0 of the "
 	       "next 12 and 32 written in part, 0 of 64 of a site never writing them whole "
-	       "(RSS +%.2f MiB)\n", rss1 - rss0);
+	       "(RSS +%.2f MiB); slab objects: 20 of 30 written whole, 0 of 27 in part\n",
+	       rss1 - rss0);
 	return 0;
 }
 
