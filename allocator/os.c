@@ -116,31 +116,36 @@ void mr_os_purge_pages(void *addr, size_t len, bool lazy)
 		madvise(addr, len, MADV_DONTNEED);
 }
 
-/* MADV_POPULATE_WRITE needs Linux 5.14: where it is unknown (EINVAL), never again. */
+/* MADV_POPULATE_WRITE needs Linux 5.14: where it is unknown (EINVAL), never again.
+ * errno is kept: a malloc that succeeds leaves it as it was. */
 int mr_os_populate(void *addr, size_t len)
 {
 	static bool unsupported;
+	int e = errno, rc = 0;
 
 	if (__atomic_load_n(&unsupported, __ATOMIC_RELAXED))
 		return -1;
-	if (madvise(addr, len, MADV_POPULATE_WRITE) == 0)
-		return 0;
-	if (errno == EINVAL)
-		__atomic_store_n(&unsupported, true, __ATOMIC_RELAXED);
-	return -1;
+	if (madvise(addr, len, MADV_POPULATE_WRITE) != 0) {
+		if (errno == EINVAL)
+			__atomic_store_n(&unsupported, true, __ATOMIC_RELAXED);
+		rc = -1;
+	}
+	errno = e;
+	return rc;
 }
 
 uint32_t mr_os_resident_pages(const void *addr, uint32_t npages)
 {
 	unsigned char vec[MR_OS_RESIDENT_MAX];
 	uint32_t i, n = 0;
+	int e = errno;
 
 	if (npages > MR_OS_RESIDENT_MAX)
 		npages = MR_OS_RESIDENT_MAX;
-	if (mincore((void *)addr, (size_t)npages << MR_PAGE_SHIFT, vec) != 0)
-		return 0;
-	for (i = 0; i < npages; i++)
-		n += vec[i] & 1;
+	if (mincore((void *)addr, (size_t)npages << MR_PAGE_SHIFT, vec) == 0)
+		for (i = 0; i < npages; i++)
+			n += vec[i] & 1;
+	errno = e;
 	return n;
 }
 
