@@ -38,23 +38,31 @@ static uint32_t bitmap_first(const struct mr_heap *h, uint32_t order, bool highe
 	return w * 64 + (uint32_t)__builtin_ctzll(h->bitmap[order][w]);
 }
 
-/* Lowest (highest) region in [lo, hi) with a free block of exactly @order: the
- * summary word narrows the search to bitmap words with a bit set. */
-static uint32_t bitmap_first_range(const struct mr_heap *h, uint32_t order, uint32_t lo,
-				   uint32_t hi, bool highest)
+/* Lowest (highest) region in [lo, hi) with a free block of order @order or more:
+ * the union of those orders' summary words narrows the search to bitmap words with a
+ * bit set in one of them, and the union of their bitmap words finds the region. One
+ * pass over the orders per word looked at (a refill asks this for every slab it
+ * reuses: mr_buddy_lower_free), instead of a search per order. */
+uint32_t mr_buddy_find_range(const struct mr_heap *h, uint32_t order, uint32_t lo, uint32_t hi,
+			     bool highest)
 {
-	uint32_t wlo, whi, w, n;
-	uint64_t cand, bits;
+	uint32_t wlo, whi, w, n, k;
+	uint64_t cand = 0, bits;
 
+	if (lo == 0 && hi >= h->nregions)
+		return mr_buddy_find(h, order, highest);
 	if (lo >= hi)
 		return MR_NONE;
 	wlo = lo / 64;
 	whi = (hi - 1) / 64;
-	cand = h->summary[order] & (~UINT64_C(0) << wlo) &
-	       (whi == 63 ? ~UINT64_C(0) : (UINT64_C(1) << (whi + 1)) - 1);
+	for (k = order; k <= h->region_order; k++)
+		cand |= h->summary[k];
+	cand &= (~UINT64_C(0) << wlo) & (whi == 63 ? ~UINT64_C(0) : (UINT64_C(1) << (whi + 1)) - 1);
 	while (cand) {
 		w = highest ? 63 - (uint32_t)__builtin_clzll(cand) : (uint32_t)__builtin_ctzll(cand);
-		bits = h->bitmap[order][w];
+		bits = 0;
+		for (k = order; k <= h->region_order; k++)
+			bits |= h->bitmap[k][w];
 		if (w == wlo)
 			bits &= ~UINT64_C(0) << (lo % 64);
 		if (w == whi) {
@@ -67,23 +75,6 @@ static uint32_t bitmap_first_range(const struct mr_heap *h, uint32_t order, uint
 		cand &= ~(UINT64_C(1) << w);
 	}
 	return MR_NONE;
-}
-
-uint32_t mr_buddy_find_range(const struct mr_heap *h, uint32_t order, uint32_t lo, uint32_t hi,
-			     bool highest)
-{
-	uint32_t best = MR_NONE, k, r;
-
-	if (lo == 0 && hi >= h->nregions)
-		return mr_buddy_find(h, order, highest);
-	for (k = order; k <= h->region_order; k++) {
-		r = bitmap_first_range(h, k, lo, hi, highest);
-		if (r == MR_NONE)
-			continue;
-		if (best == MR_NONE || (highest ? r > best : r < best))
-			best = r;
-	}
-	return best;
 }
 
 uint32_t mr_buddy_find(const struct mr_heap *h, uint32_t order, bool highest)

@@ -117,7 +117,8 @@ static void *glibc_alloc(size_t size, size_t align)
 	return p;
 }
 
-static void *alloc_pick(size_t size, size_t align, enum mr_temp temp)
+/* @site: by which large spans written whole are learned and prefaulted (large.c). */
+static void *alloc_pick(size_t size, size_t align, enum mr_temp temp, const void *site)
 {
 	struct mr_tcache *tc;
 	unsigned cls;
@@ -153,7 +154,7 @@ static void *alloc_pick(size_t size, size_t align, enum mr_temp temp)
 			return glibc_alloc(size, align);
 		}
 	}
-	p = mr_large_alloc(size, align, temp);
+	p = mr_large_alloc(size, align, temp, site);
 	if (p)
 		return p;
 	if (!mr_large_fits(size, align)) {	/* more than the whole arena: as glibc would */
@@ -165,13 +166,19 @@ static void *alloc_pick(size_t size, size_t align, enum mr_temp temp)
 
 /* Every allocation that is not a bin pop: site tracking is done here, since site
  * tracking turns the fast path off. */
-static void *alloc_slow(size_t size, size_t align, enum mr_temp temp, const void *ret)
+static void *alloc_slow_from(size_t size, size_t align, enum mr_temp temp, const void *ret,
+			     const void *prefault_site)
 {
-	void *p = alloc_pick(size, align, temp);
+	void *p = alloc_pick(size, align, temp, prefault_site);
 
 	if (MR_UNLIKELY(mr_site_ids != NULL) && p && mr_in_arena(p))
 		mr_site_ids[mr_site_slot(p)] = mr_site_id(ret);
 	return p;
+}
+
+static void *alloc_slow(size_t size, size_t align, enum mr_temp temp, const void *ret)
+{
+	return alloc_slow_from(size, align, temp, ret, ret);
 }
 
 static inline enum mr_temp cur_temp(struct mr_tcache *tc, const void *ret)
@@ -390,7 +397,8 @@ static void *realloc_impl(void *p, size_t size, const void *ret)
 		if (size > MR_SMALL_MAX && mr_large_resize(s, size))
 			return p;
 	}
-	q = alloc_slow(size, MR_MIN_ALIGN, (enum mr_temp)s->temp, ret);
+	/* Not learned for prefaulting: a grown buffer is often filled later, or never. */
+	q = alloc_slow_from(size, MR_MIN_ALIGN, (enum mr_temp)s->temp, ret, NULL);
 	if (!q)
 		return NULL;
 	memcpy(q, p, old < size ? old : size);

@@ -8,6 +8,81 @@
 #include "allocator/large.h"
 #include "allocator/os.h"
 
+/* ---- prefaulting the spans of call sites that write them whole ----
+ * A fresh span's pages fault in one at a time as the program first writes them
+ * (3.6 us a page in this VM: most of alloc-bench's frag); one madvise
+ * (mr_os_populate) makes them resident about a third cheaper. Only pages the program
+ * would write anyway may be made resident, or RSS grows (lifetimes writes 256 bytes
+ * and the last of each object), so it is learned by call site: when a site gets a
+ * span, the previous fresh span it got is looked at (mincore); after DENSE_RUN in a
+ * row found wholly resident, the site's fresh spans (up to MR_OS_RESIDENT_MAX pages)
+ * are prefaulted, except one in DENSE_PERIOD, left to fault as usual and looked at
+ * next time: a site that stops writing its spans whole stops being prefaulted. A
+ * site found otherwise is looked at again DENSE_PERIOD spans later, then twice as
+ * many, up to 8 times (a mincore is a system call). Only fresh spans (MR_SPAN_ZEROED:
+ * never used, or purged) count: a reused span is resident already. realloc's copies
+ * are not learned (a grown buffer is often filled later, or never). The table is
+ * shared and unlocked: a lost race costs a verdict, never a wrong pointer (only
+ * counts of resident pages are read). */
+#define DENSE_SLOTS 256
+#define DENSE_RUN 4		/* wholly resident spans in a row before prefaulting */
+#define DENSE_PERIOD 16		/* one span in this many is looked at */
+
+/* A slot: the site's previous span (first page, pages), the site's tag, verdicts. */
+#define DS_PAGE(e) ((uint32_t)(e))
+#define DS_NPAGES(e) ((uint32_t)((e) >> 32) & 0x3ff)	/* <= MR_OS_RESIDENT_MAX; 0: empty */
+#define DS_TAG(e) ((uint32_t)((e) >> 42) & 0xff)
+#define DS_RUN(e) ((uint32_t)((e) >> 50) & 0x7)		/* wholly resident in a row */
+#define DS_LOOK(e) ((uint32_t)((e) >> 53) & 1)		/* the span is to be looked at */
+#define DS_SKIP(e) ((uint32_t)((e) >> 54) & 0xff)	/* spans until the next look */
+#define DS_MISSES(e) ((uint32_t)((e) >> 62) & 0x3)	/* verdicts "not whole" in a row */
+static uint64_t dense_sites[DENSE_SLOTS];
+
+/* Whether the span [page, page + npages) just allocated from @site, @fresh or not,
+ * is to be prefaulted; records it as the site's last span. */
+static bool dense_site_prefault(const void *site, uint32_t page, uint32_t npages, bool fresh)
+{
+	uint64_t h = (uint64_t)(uintptr_t)site * UINT64_C(0x9e3779b97f4a7c15), e;
+	uint64_t *slot = &dense_sites[h >> 56];
+	uint32_t tag = (uint32_t)(h >> 48) & 0xff, run = 0, skip = 0, misses = 0, look = 0;
+	bool prefault = false;
+
+	e = __atomic_load_n(slot, __ATOMIC_RELAXED);
+	if (DS_NPAGES(e) && DS_TAG(e) == tag) {
+		run = DS_RUN(e);
+		skip = DS_SKIP(e);
+		misses = DS_MISSES(e);
+		if (DS_LOOK(e) && (skip == 0 || run >= DENSE_RUN)) {
+			uint32_t n = DS_NPAGES(e);
+
+			if (mr_os_resident_pages(mr_page_addr(DS_PAGE(e)), n) == n) {
+				run += run < 7;
+				misses = 0;
+			} else {
+				run = 0;
+				skip = (DENSE_PERIOD << misses) - 1;
+				misses += misses < 3;
+			}
+		} else if (skip) {
+			skip--;
+		}
+	}
+	if (fresh) {
+		if (run < DENSE_RUN) {
+			look = skip == 0;
+		} else if (skip) {
+			prefault = true;
+		} else {	/* the probe: left to fault, looked at next time */
+			look = 1;
+			skip = DENSE_PERIOD - 1;
+		}
+	}
+	e = page | (uint64_t)npages << 32 | (uint64_t)tag << 42 | (uint64_t)run << 50 |
+	    (uint64_t)look << 53 | (uint64_t)skip << 54 | (uint64_t)misses << 62;
+	__atomic_store_n(slot, e, __ATOMIC_RELAXED);
+	return prefault;
+}
+
 bool mr_large_fits(size_t size, size_t align)
 {
 	size_t max_bytes = (size_t)mr_arena_max_regions << (mr_heap.region_order + MR_PAGE_SHIFT);
@@ -15,7 +90,7 @@ bool mr_large_fits(size_t size, size_t align)
 	return size <= max_bytes && align <= max_bytes;
 }
 
-void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp)
+void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp, const void *site)
 {
 	uint64_t npages;
 	uint32_t ro = mr_heap.region_order, page, align_order = 0;
@@ -27,6 +102,11 @@ void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp)
 		align_order = (uint32_t)__builtin_ctzll(align) - MR_PAGE_SHIFT;
 	if (npages <= (UINT64_C(1) << ro) && align_order <= ro) {
 		page = mr_heap_alloc_pages((uint32_t)npages, align_order, temp, MR_SPAN_LARGE);
+		/* Outside the heap lock: the faults are the program's own cost. */
+		if (site && page != MR_NONE && npages >= 2 && npages <= MR_OS_RESIDENT_MAX &&
+		    dense_site_prefault(site, page, (uint32_t)npages,
+					mr_spans[page].flags & MR_SPAN_ZEROED))
+			mr_os_populate(mr_page_addr(page), (size_t)npages << MR_PAGE_SHIFT);
 	} else {
 		uint64_t nreg = (npages + (UINT64_C(1) << ro) - 1) >> ro;
 		uint64_t areg = align_order > ro ? UINT64_C(1) << (align_order - ro) : 1;

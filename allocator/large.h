@@ -9,7 +9,9 @@
 
 #include "allocator/internal.h"
 
-void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp) MR_HIDDEN;
+/* @site: the caller's return address, by which spans written whole are learned and
+ * then prefaulted (large.c); NULL: neither (realloc's copies). */
+void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp, const void *site) MR_HIDDEN;
 /* Whether the arena could ever hold @size bytes aligned to @align (a power of two):
  * false means ENOMEM as glibc says it for impossible requests, not a fallback. */
 bool mr_large_fits(size_t size, size_t align) MR_HIDDEN;

@@ -2,6 +2,7 @@
  * the clock. Raw system calls only (no libnuma: start-up cost); no policy. */
 #include "config.h"
 
+#include <errno.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -89,6 +90,9 @@ void mr_os_bind(void *addr, size_t len, uint32_t node)
 #ifndef MADV_FREE
 #define MADV_FREE 8
 #endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
 
 int mr_os_commit(void *addr, size_t len)
 {
@@ -110,6 +114,39 @@ void mr_os_purge_pages(void *addr, size_t len, bool lazy)
 {
 	if (!lazy || madvise(addr, len, MADV_FREE) != 0)
 		madvise(addr, len, MADV_DONTNEED);
+}
+
+/* MADV_POPULATE_WRITE needs Linux 5.14: where it is unknown (EINVAL), never again.
+ * errno is kept: a malloc that succeeds leaves it as it was. */
+int mr_os_populate(void *addr, size_t len)
+{
+	static bool unsupported;
+	int e = errno, rc = 0;
+
+	if (__atomic_load_n(&unsupported, __ATOMIC_RELAXED))
+		return -1;
+	if (madvise(addr, len, MADV_POPULATE_WRITE) != 0) {
+		if (errno == EINVAL)
+			__atomic_store_n(&unsupported, true, __ATOMIC_RELAXED);
+		rc = -1;
+	}
+	errno = e;
+	return rc;
+}
+
+uint32_t mr_os_resident_pages(const void *addr, uint32_t npages)
+{
+	unsigned char vec[MR_OS_RESIDENT_MAX];
+	uint32_t i, n = 0;
+	int e = errno;
+
+	if (npages > MR_OS_RESIDENT_MAX)
+		npages = MR_OS_RESIDENT_MAX;
+	if (mincore((void *)addr, (size_t)npages << MR_PAGE_SHIFT, vec) == 0)
+		for (i = 0; i < npages; i++)
+			n += vec[i] & 1;
+	errno = e;
+	return n;
 }
 
 uint64_t mr_os_now_ns(void)

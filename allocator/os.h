@@ -40,6 +40,13 @@ int mr_os_commit(void *addr, size_t len) MR_HIDDEN;
 void mr_os_purge(void *addr, size_t len) MR_HIDDEN;
 /* The same with MADV_FREE if @lazy (kept until memory pressure), where it works. */
 void mr_os_purge_pages(void *addr, size_t len, bool lazy) MR_HIDDEN;
+/* Make [addr, addr + len) (writable) resident now, by one call rather than a page
+ * fault per page (MADV_POPULATE_WRITE); 0, or -1 (an old kernel: then always -1). */
+int mr_os_populate(void *addr, size_t len) MR_HIDDEN;
+/* How many of the first min(@npages, MR_OS_RESIDENT_MAX) pages from @addr are
+ * resident (mincore; 0 if it fails). */
+#define MR_OS_RESIDENT_MAX 512
+uint32_t mr_os_resident_pages(const void *addr, uint32_t npages) MR_HIDDEN;
 /* NUMA: the nodes this process may use (0 or 1: none to tell apart), set once by
  * mr_os_numa_detect; the calling thread's (an index below that); [addr, addr + len)
  * preferred on node index @node. */

@@ -384,7 +384,9 @@ static void set_current(struct mr_bin *b, struct mr_span *s)
 	s->flags |= MR_SLAB_CURRENT;
 }
 
-static struct mr_span *slab_new(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
+/* A new slab; *@fresh: its pages were never used, or purged (none resident). */
+static struct mr_span *slab_new(struct mr_tcache *tc, unsigned cls, enum mr_temp temp,
+				bool *fresh)
 {
 	uint32_t npages = CLASS_PAGES(cls), page, i;
 	struct mr_span *s;
@@ -393,6 +395,7 @@ static struct mr_span *slab_new(struct mr_tcache *tc, unsigned cls, enum mr_temp
 	if (page == MR_NONE)
 		return NULL;
 	s = &mr_spans[page];
+	*fresh = s->flags & MR_SPAN_ZEROED;
 	s->cls = (uint8_t)cls;
 	s->owner = tc;
 	for (i = 1; i < npages; i++) {
@@ -550,6 +553,20 @@ static bool bin_take_lowest(struct mr_bin *b, unsigned cls, enum mr_temp temp)
 	return false;
 }
 
+/* Whether a new slab of @cur's class is to be prefaulted, @cur being the bin's
+ * current slab: objects of a page or more (slab_extend writes only their first
+ * page), every one of @cur's handed out, and 15/16 of its pages resident (a page
+ * can fall in the unwritten tails of objects smaller than their class), so the
+ * program writes such objects whole. As large.c does for a call site's spans, and for the
+ * same reason (alloc-bench's frag: a fault per page, a third cheaper by one
+ * madvise); one slab per bin at most is made resident before its objects are used. */
+static bool slab_written_whole(const struct mr_span *cur)
+{
+	return cur && mr_class_size[cur->cls] >= MR_PAGE_SIZE && cur->bump == cur->capacity &&
+	       mr_os_resident_pages(mr_page_addr(span_page(cur)), cur->npages) >=
+		       cur->npages - cur->npages / 16;
+}
+
 /* The bin ran dry. In that order: remote frees to this cache; the lowest slab with
  * room among the current and partial ones (lowest first: high regions drain); the
  * stash; exited threads' slabs; live threads' inboxes; a new slab (from the lowest
@@ -569,9 +586,13 @@ void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 			return mr_list_pop(&tc->stash[temp][cls]);	/* counted in its slab */
 	}
 	if (!b->free) {
-		s = slab_new(tc, cls, temp);
+		bool dense = slab_written_whole(b->cur), fresh;
+
+		s = slab_new(tc, cls, temp, &fresh);
 		if (!s)
 			return NULL;
+		if (dense && fresh)
+			mr_os_populate(mr_page_addr(span_page(s)), (size_t)s->npages << MR_PAGE_SHIFT);
 		set_current(b, s);
 		slab_extend(b, s);
 	}

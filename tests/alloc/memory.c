@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -220,6 +221,129 @@ static int mode_info(const char *go)
 	return 0;
 }
 
+/* ---- prefault: large spans of a call site, and slabs of objects of a page or
+ * more, that the program writes whole ----
+ * Each site gets 64 KiB spans (16 pages), all fresh (none freed), and writes them
+ * whole or only their first byte; the test reads with mincore whether a span is
+ * wholly resident right after malloc returned it, before writing it. The rule
+ * (allocator/large.c): the 5th span of a site whose 4 previous spans were written
+ * whole is a probe (left to fault), then 15 are prefaulted, then a probe, ...; the
+ * span after a probe found not whole stops the prefaulting. */
+#define PF_BYTES (64u << 10)
+#define PF_PAGES (PF_BYTES / 4096u)
+
+static int wholly_resident(void *p)
+{
+	unsigned char vec[PF_PAGES];
+	unsigned i, n = 0;
+
+	if (mincore(p, PF_BYTES, vec) != 0)
+		FAIL("mincore(%p): %s", p, strerror(errno));
+	for (i = 0; i < PF_PAGES; i++)
+		n += vec[i] & 1;
+	return n == PF_PAGES;
+}
+
+/* One call site each (no inlining, no tail call, no merging: noipa). */
+__attribute__((noipa, optimize("no-optimize-sibling-calls"))) static void *pf_site_a(void)
+{
+	void *p = malloc(PF_BYTES);
+
+	__asm__ volatile("# site a" ::: "memory");
+	return p;
+}
+
+__attribute__((noipa, optimize("no-optimize-sibling-calls"))) static void *pf_site_b(void)
+{
+	void *p = malloc(PF_BYTES);
+
+	__asm__ volatile("# site b" ::: "memory");
+	return p;
+}
+
+/* @n spans from @site, written whole or first byte only: how many came resident. */
+static int pf_run(void *(*site)(void), int n, int whole)
+{
+	int resident = 0;
+
+	for (int i = 0; i < n; i++) {
+		char *p = site();
+
+		if (!p || !in_memreg(p))
+			FAIL("malloc(64 KiB): %p", (void *)p);
+		resident += wholly_resident(p);
+		memset(p, 0x5a, whole ? PF_BYTES : 1);	/* kept: every span fresh */
+	}
+	return resident;
+}
+
+/* @n objects of @size bytes (a class of 4 KiB or more: slabs of 64 KiB), written
+ * whole or first byte only: how many were wholly resident at malloc. */
+static int pf_objects(size_t size, int n, int whole)
+{
+	int resident = 0;
+
+	for (int i = 0; i < n; i++) {
+		char *p = malloc(size);
+		unsigned char vec[4];
+		uintptr_t first = (uintptr_t)p & ~(uintptr_t)4095;
+		size_t len = (uintptr_t)p + size - first, pages = (len + 4095) / 4096, k, in = 0;
+
+		if (!p || !in_memreg(p))
+			FAIL("malloc(%zu): %p", size, (void *)p);
+		if (mincore((void *)first, len, vec) != 0)
+			FAIL("mincore(%p): %s", (void *)p, strerror(errno));
+		for (k = 0; k < pages; k++)
+			in += vec[k] & 1;
+		resident += in == pages;
+		memset(p, 0x5a, whole ? size : 1);
+	}
+	return resident;
+}
+
+static int mode_prefault(void)
+{
+	int dense, until_probe, after, sparse;
+	double rss0, rss1;
+	void *probe = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (probe == MAP_FAILED)
+		FAIL("mmap: %s", strerror(errno));
+	if (madvise(probe, 4096, 23 /* MADV_POPULATE_WRITE */) != 0) {
+		printf("skip: this kernel has no MADV_POPULATE_WRITE (Linux 5.14): %s\n", strerror(errno));
+		return 77;
+	}
+	munmap(probe, 4096);
+	/* Spans 1-4 learnt, 5 a probe, 6-20 prefaulted, 21 a probe, 22-36, 37, 38-40. */
+	dense = pf_run(pf_site_a, 40, 1);
+	/* Written in part from 41: 41-52 still prefaulted (the site is judged again at
+	 * its next probe only), 53 the probe, found not whole at 54: no more. */
+	until_probe = pf_run(pf_site_a, 12, 0);
+	after = pf_run(pf_site_a, 32, 0);
+	rss0 = rss_mib();
+	sparse = pf_run(pf_site_b, 64, 0);	/* never learnt: 64 pages resident */
+	rss1 = rss_mib();
+	if (dense != 33 || until_probe != 12 || after != 0 || sparse != 0 || rss1 - rss0 > 1.0)
+		FAIL("prefault: spans resident at malloc: %d of 40 written whole (want 33), "
+		     "%d and %d of the next 12 and 32 written in part (want 12 and 0), %d of 64 "
+		     "of a site never writing them whole (want 0; RSS +%.2f MiB, want at most 1)",
+		     dense, until_probe, after, sparse, rss1 - rss0);
+	/* Slabs of objects of a page or more (tcache.c): 6000 bytes in class 6144, 10 a
+	 * slab; the first slab faults as usual, is found written whole (15 of 16 pages:
+	 * the last is past the last object) when the bin needs a second: the second and
+	 * third are prefaulted. 7000 bytes (class 7168) written in part: never. */
+	dense = pf_objects(6000, 30, 1);
+	sparse = pf_objects(7000, 27, 0);
+	if (dense != 20 || sparse != 0)
+		FAIL("prefault: slab objects resident at malloc: %d of 30 written whole "
+		     "(want 20), %d of 27 written in part (want 0)", dense, sparse);
+	printf("prefault: spans resident at malloc: 33 of 40 written whole, 12 and 0 of the "
+	       "next 12 and 32 written in part, 0 of 64 of a site never writing them whole "
+	       "(RSS +%.2f MiB); slab objects: 20 of 30 written whole, 0 of 27 in part\n",
+	       rss1 - rss0);
+	return 0;
+}
+
 /* Not a test: the CPU cost of one 40 KiB malloc+free (ns), for MEMREG_EXPORT_STATS. */
 static int mode_cost(void)
 {
@@ -257,6 +381,8 @@ int main(int argc, char **argv)
 		return mode_info(argv[2]);
 	if (!strcmp(m, "cost"))
 		return mode_cost();
-	fprintf(stderr, "usage: memory trim|decay|calloc|calloc-purged|info GOFILE|cost\n");
+	if (!strcmp(m, "prefault"))
+		return mode_prefault();
+	fprintf(stderr, "usage: memory trim|decay|calloc|calloc-purged|info GOFILE|cost|prefault\n");
 	return 2;
 }

@@ -2,7 +2,8 @@
 # What libmemreg gives back to the OS and what it leaves untouched (tests/alloc/memory.c):
 # free runs after the decay delay and at malloc_trim (which says whether it released),
 # calloc of fresh or MADV_DONTNEED-purged pages without writing them, calloc after a
-# MADV_FREE purge returning zeros; mallinfo2, malloc_stats and malloc_info answering
+# MADV_FREE purge returning zeros; large spans prefaulted only for a call site that
+# writes them whole; mallinfo2, malloc_stats and malloc_info answering
 # for libmemreg's heap, with the numbers of `memregctl alloc-stats`.
 . "$top_srcdir/tests/alloc/preload.sh"
 CTL="$top_builddir/tools/memregctl"
@@ -31,6 +32,13 @@ run decay "$PROG" decay
 run calloc "$PROG" calloc
 run calloc-dontneed "$PROG" calloc-purged
 run calloc-madv-free MEMREG_MADV_FREE=1 "$PROG" calloc-purged
+# Large spans prefaulted only for a call site that writes them whole (large.c).
+run_preloaded "$tmp/prefault.err" "$PROG" prefault >"$tmp/prefault.out"
+case $? in
+0) echo "ok: prefault: $(cat "$tmp/prefault.out")" ;;
+77) echo "$(cat "$tmp/prefault.out")" ;;
+*) fail "prefault: $(cat "$tmp/prefault.out")"; cat "$tmp/prefault.err" >&2 ;;
+esac
 
 # mallinfo2 & co. against the live export, while the program waits.
 LD_PRELOAD="$MEMREG_LIB" MEMREG_EXPORT_STATS=1 "$PROG" info "$tmp/go" >"$tmp/info.out" 2>"$tmp/info.err" &

@@ -645,6 +645,65 @@ static void test_random(void **state)
 	free_heap(h);
 }
 
+/* The range search over a whole window (4096 regions, 64 bitmap words) against a
+ * plain scan: random free blocks of random orders in random regions, then random
+ * queries [lo, hi) for order k, lowest and highest: the region of the answer is the
+ * lowest (highest) in the range holding a block of order k or more. */
+static void test_find_range_words(void **state)
+{
+	struct mr_heap *h = calloc(1, sizeof(*h));
+	uint64_t s = 777;
+	unsigned round, q;
+
+	(void)state;
+	assert_non_null(h);
+	h->region_order = T_ORDER;
+	h->nregions = MR_MAX_REGIONS;
+	for (round = 0; round < 20; round++) {
+		unsigned nset = round < 5 ? round : round * 40;
+
+		memset(h->bitmap, 0, sizeof(h->bitmap));
+		memset(h->summary, 0, sizeof(h->summary));
+		while (nset--) {
+			uint32_t r, k;
+
+			s ^= s << 13;
+			s ^= s >> 7;
+			s ^= s << 17;
+			r = (uint32_t)(s % MR_MAX_REGIONS);
+			k = (uint32_t)(s >> 32) % (T_ORDER + 1);
+			h->bitmap[k][r / 64] |= UINT64_C(1) << (r % 64);
+			h->summary[k] |= UINT64_C(1) << (r / 64);
+		}
+		for (q = 0; q < 2000; q++) {
+			uint32_t lo, hi, k, r, want = MR_NONE, got, kk;
+			bool highest;
+
+			s ^= s << 13;
+			s ^= s >> 7;
+			s ^= s << 17;
+			lo = (uint32_t)(s % MR_MAX_REGIONS);
+			hi = lo + 1 + (uint32_t)(s >> 16) % (q % 2 ? 200 : MR_MAX_REGIONS);
+			if (hi > MR_MAX_REGIONS)
+				hi = MR_MAX_REGIONS;
+			if (q % 7 == 0)
+				lo = 0;
+			k = (uint32_t)(s >> 40) % (T_ORDER + 1);
+			highest = (s >> 50) & 1;
+			for (r = lo; r < hi; r++)
+				for (kk = k; kk <= T_ORDER; kk++)
+					if (h->bitmap[kk][r / 64] & (UINT64_C(1) << (r % 64)))
+						if (want == MR_NONE || highest)
+							want = r;
+			got = mr_buddy_find_range(h, k, lo, hi, highest);
+			if (got != want)
+				fail_msg("round %u: find_range(order %u, [%u, %u), %s) = %u, want %u", round,
+					 k, lo, hi, highest ? "highest" : "lowest", got, want);
+		}
+	}
+	free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -659,6 +718,7 @@ int main(void)
 		cmocka_unit_test(test_commit_failure),
 		cmocka_unit_test(test_grow_and_chunks),
 		cmocka_unit_test(test_random),
+		cmocka_unit_test(test_find_range_words),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
