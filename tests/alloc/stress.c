@@ -150,12 +150,16 @@ static long rss_kib(void)
 }
 
 /* Three rounds: memory freed by other threads must come back for reuse, so the
- * resident size stays flat after the first round (a leak of the remote frees
- * would add hundreds of MiB a round). */
+ * resident size stays flat after the first rounds (a leak of the remote frees
+ * would add hundreds of MiB a round: a round allocates about 2 GiB). What a round
+ * leaves resident also follows how far the consumers lagged (up to 16384 objects
+ * of up to 256 KiB in the rings): under load one round ended at 21 MiB where the
+ * others end at 50-156, and the third round's 121 MiB failed a bound made from the
+ * first alone. The bound is made from the larger of the first two. */
 static int mode_xthread(void)
 {
 	pthread_t t[8];
-	long first = 0, last;
+	long first = 0, last = 0;
 	int i, round;
 
 	for (round = 0; round < 3; round++) {
@@ -166,13 +170,13 @@ static int mode_xthread(void)
 		}
 		for (i = 0; i < 8; i++)
 			pthread_join(t[i], NULL);
-		if (round == 0)
-			first = rss_kib();
+		last = rss_kib();
+		if (round < 2 && last > first)
+			first = last;
 	}
-	last = rss_kib();
-	if (last > first * 3 / 2 + 65536)
-		FAIL("xthread: resident %ld KiB after round 3, %ld after round 1: frees leak", last,
-		     first);
+	if (last > first * 5 / 4 + 65536)
+		FAIL("xthread: resident %ld KiB after round 3, at most %ld after rounds 1 and 2: "
+		     "frees leak", last, first);
 	return 0;
 }
 
