@@ -98,7 +98,7 @@ static int mode_caches(void)
 /* ---- classes: objects written whole, sizes that are class sizes now ----
  * 8 MiB of each size, every byte written: resident pages against the pages the
  * bytes need. With eight classes per doubling each of these sizes took the next
- * class up (272 -> 288, 2176 -> 2304, 4352 -> 4608, 17408 -> 18432: +5.9%). All
+ * class up (544 -> 576, 2176 -> 2304, 4352 -> 4608, 17408 -> 18432: +5.9%). All
  * kept to the end: a freed slab stays resident until the decay delay, and the next
  * size's slabs would be carved from it. */
 
@@ -106,8 +106,8 @@ static int mode_caches(void)
 
 static int mode_classes(void)
 {
-	static const size_t sizes[] = { 272, 2176, 4352, 17408 };
-	static void *objs[2 * CLASS_BYTES / 272];
+	static const size_t sizes[] = { 544, 2176, 4352, 17408 };
+	static void *objs[2 * CLASS_BYTES / 544];
 	void *anchor = malloc(16);
 	int status = 0;
 	size_t k, used = 0, i;

@@ -1,6 +1,6 @@
 /* Unit tests of the size classes (allocator/sizeclass.c, mr_size_class): every size
  * maps to the smallest class holding it, waste stays under 12.5% above 128 bytes and
- * under 6.25% above 256 (sixteen classes per doubling: peak RSS, docs/allocator.md),
+ * under 6.25% above 512 (sixteen classes per doubling: peak RSS, docs/allocator.md),
  * aligned lookups give classes whose size the alignment divides. */
 #include "config.h"
 
@@ -31,7 +31,7 @@ static void test_every_size(void **state)
 			fail_msg("size %zu: class %u is not the smallest", n, c);
 		if (n > 128 && (mr_class_size[c] - n) * 8 > mr_class_size[c])
 			fail_msg("size %zu: class %u wastes more than 12.5%%", n, c);
-		if (n > 256 && (mr_class_size[c] - n) * 16 > mr_class_size[c])
+		if (n > 512 && (mr_class_size[c] - n) * 16 > mr_class_size[c])
 			fail_msg("size %zu: class %u wastes more than 6.25%%", n, c);
 	}
 }
