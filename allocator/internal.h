@@ -75,7 +75,7 @@ struct mr_span {
 #define MR_FREE_DIRTY 8u		/* freed with its data, not purged yet */
 
 /* "sizeclass.c" */
-#define MR_NR_CLASSES 120
+#define MR_NR_CLASSES 72
 #define MR_SMALL_MAX 32768
 extern const uint32_t mr_class_size[MR_NR_CLASSES] MR_HIDDEN;
 extern const uint8_t mr_class_slab_order[MR_NR_CLASSES] MR_HIDDEN;
@@ -87,10 +87,10 @@ static inline unsigned mr_size_class(size_t size)
 
 	if (MR_LIKELY(size <= 1024))
 		return mr_class_small[(size + 15) >> 4];
-	/* Sixteen classes per doubling above 1 KiB: (16 + i) << (lg - 4), i = 1..16. */
+	/* Eight classes per doubling above 1 KiB: (8 + i) << (lg - 3), i = 1..8. */
 	lg = 63 - (unsigned)__builtin_clzll((uint64_t)size - 1);	/* 2^lg < size <= 2^(lg+1) */
-	shift = lg - 4;
-	return 40 + (lg - 10) * 16 + (unsigned)(((size - 1) >> shift) - 16);
+	shift = lg - 3;
+	return 32 + (lg - 10) * 8 + (unsigned)(((size - 1) >> shift) - 8);
 }
 /* Smallest class holding @size bytes whose size is a multiple of @align (align <= page);
  * MR_NR_CLASSES if none. */

@@ -20,7 +20,8 @@ struct mr_bin {
 	uint32_t partial;		/* first slab page of the partial list, or MR_NONE */
 };
 
-/* A row of bins per temperature fills a page (MR_NR_CLASSES of them used). */
+/* A row of bins per temperature is a page (MR_NR_CLASSES of its 128 used), so that
+ * a cache's unused temperatures stay untouched pages. */
 #define MR_BIN_ROW (4096 / 32)
 _Static_assert(sizeof(struct mr_bin) == 32 && MR_BIN_ROW >= MR_NR_CLASSES, "a bin row is a page");
 

@@ -1,8 +1,8 @@
 /* Resident size of libmemreg's own doing, counted exactly with mincore over the
  * region holding the objects (tests/alloc/resident.sh, MEMREG_REGION_SIZE=64M,
- * MEMREG_NUMA=0): what each thread's cache makes resident, and what the size
- * classes add to objects written whole. Pages, not times: nothing here is timed.
- * Usage: resident caches | classes  (prints its counts; exit 1 with why if over) */
+ * MEMREG_NUMA=0): what each thread's cache makes resident. Pages, not times:
+ * nothing here is timed. Usage: resident caches  (prints its counts; exit 1 with
+ * why if over) */
 #include "config.h"
 
 #include <pthread.h>
@@ -86,8 +86,8 @@ static int mode_caches(void)
 	       before, THREADS, after - before, per_thread_x100 / 100, per_thread_x100 % 100);
 	/* 3 a thread (2 of its cache, 1 of its slab) and a few pages for what
 	 * pthread_create allocates in the main thread (2 here): 50 for 16 threads.
-	 * Before, every cache was written whole: 66 (3-page caches of 72 classes),
-	 * 82 (4-page caches of 128); the first allocation 4 and 5 pages, now 3. */
+	 * Before, every cache was written whole: 66 (3-page caches), the first
+	 * allocation 4 pages, now 3. */
 	if (after - before > 3 * THREADS + 4 || before > 4) {
 		printf("over: at most 3 pages a thread (+4) and 4 for the first allocation\n");
 		return 1;
@@ -95,61 +95,10 @@ static int mode_caches(void)
 	return 0;
 }
 
-/* ---- classes: objects written whole, sizes that are class sizes now ----
- * 8 MiB of each size, every byte written: resident pages against the pages the
- * bytes need. With eight classes per doubling each of these sizes took the next
- * class up (544 -> 576, 2176 -> 2304, 4352 -> 4608, 17408 -> 18432: +5.9%). All
- * kept to the end: a freed slab stays resident until the decay delay, and the next
- * size's slabs would be carved from it. */
-
-#define CLASS_BYTES (8u << 20)
-
-static int mode_classes(void)
-{
-	static const size_t sizes[] = { 544, 2176, 4352, 17408 };
-	static void *objs[2 * CLASS_BYTES / 544];
-	void *anchor = malloc(16);
-	int status = 0;
-	size_t k, used = 0, i;
-
-	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-		size_t size = sizes[k], n = CLASS_BYTES / size;
-		long before = region_resident(anchor), after, need = (long)((n * size + PAGE - 1) / PAGE);
-		long ratio_x1000;
-
-		for (i = used; i < used + n; i++) {
-			objs[i] = malloc(size);
-			if (!objs[i] || ((uintptr_t)objs[i] ^ (uintptr_t)anchor) >= REGION_BYTES) {
-				printf("size %zu: object %zu at %p, not in the region of %p\n", size,
-				       i - used, objs[i], anchor);
-				return 1;
-			}
-			memset(objs[i], 7, size);
-		}
-		used += n;
-		after = region_resident(anchor);
-		ratio_x1000 = (after - before) * 1000 / need;
-		printf("size %zu: %zu objects, %ld pages resident for %ld pages of bytes (%ld.%03ld)\n",
-		       size, n, after - before, need, ratio_x1000 / 1000, ratio_x1000 % 1000);
-		/* The class is the size: what is left is the slabs' tails (at most 1024
-		 * bytes in 64 KiB) and a page or two of the caches. */
-		if (ratio_x1000 > 1020) {
-			printf("over: size %zu takes more than 1.020 pages a page\n", size);
-			status = 1;
-		}
-	}
-	for (i = 0; i < used; i++)
-		free(objs[i]);
-	free(anchor);
-	return status;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "caches") == 0)
 		return mode_caches();
-	if (argc == 2 && strcmp(argv[1], "classes") == 0)
-		return mode_classes();
-	fprintf(stderr, "usage: resident caches|classes\n");
+	fprintf(stderr, "usage: resident caches\n");
 	return 2;
 }
