@@ -74,12 +74,17 @@ check_PROGRAMS += tests/alloc/packing
 tests_alloc_packing_SOURCES = tests/alloc/packing.c
 tests_alloc_packing_CFLAGS = $(AM_CFLAGS) -fno-builtin
 tests_alloc_packing_LDADD = -ldl -lpthread
+check_PROGRAMS += tests/alloc/resident
+tests_alloc_resident_SOURCES = tests/alloc/resident.c
+tests_alloc_resident_CFLAGS = $(AM_CFLAGS) -fno-builtin
+tests_alloc_resident_LDADD = -lpthread
 TESTS += tests/alloc/stress.sh tests/alloc/safety.sh tests/alloc/packing.sh tests/alloc/sites.sh tests/alloc/alloc-stats.sh tests/alloc/realprog-tools.sh \
-	tests/alloc/realprog-python.sh tests/alloc/memory.sh tests/alloc/packaging.sh tests/alloc/layers.sh
+	tests/alloc/realprog-python.sh tests/alloc/memory.sh tests/alloc/packaging.sh tests/alloc/layers.sh \
+	tests/alloc/resident.sh
 endif
 EXTRA_DIST += tests/alloc/preload.sh tests/alloc/stress.sh tests/alloc/safety.sh tests/alloc/packing.sh tests/alloc/sites.sh tests/alloc/alloc-stats.sh tests/alloc/realprog-tools.sh \
 	tests/alloc/realprog-python.sh tests/alloc/memory.sh tests/alloc/packaging.sh tests/alloc/api-prog.c \
-	tests/alloc/layers.sh
+	tests/alloc/layers.sh tests/alloc/resident.sh
 
 tools_memregctl_SOURCES += tools/cmd-alloc-stats.c
 

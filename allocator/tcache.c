@@ -20,8 +20,11 @@ static pthread_mutex_t gtc_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t tc_key;
 
-/* The cache of threads that have none (starting up, exiting): used under gtc_lock. */
-static struct mr_tcache gtc;
+/* The cache of threads that have none (starting up, exiting): used under gtc_lock.
+ * Page-aligned so that its untouched bins stay untouched BSS (struct mr_tcache), in
+ * a section of its own so that the alignment does not move this file's other
+ * variables to a page of their own. */
+static struct mr_tcache gtc __attribute__((aligned(4096), section(".bss.mr_gtc")));
 static struct mr_tcache *pool;	/* caches of exited threads, for reuse */
 static struct mr_tcache *all_caches;	/* every cache, for steal_inboxes */
 
@@ -31,13 +34,20 @@ enum { TS_NEW, TS_INIT, TS_ACTIVE, TS_DEAD };
 
 #define CLASS_PAGES(c) (UINT32_C(1) << mr_class_slab_order[c])
 
-/* A zeroed cache's bins start with no current or partial slab. */
+/* A zeroed cache: its bins are set up per temperature on first use (bins_init). */
 static void tc_init(struct mr_tcache *tc)
 {
-	for (unsigned t = 0; t < NR_MR_TEMP; t++)
-		for (unsigned c = 0; c < MR_NR_CLASSES; c++)
-			tc->bins[t][c].partial = tc->bins[t][c].cur_head = MR_NONE;
 	tc->temp = MR_TEMP_NORMAL;	/* not hot: hot is for sites known hot */
+}
+
+/* The bins of @temp start with no current or partial slab. Done on their first
+ * refill, not for every cache at its start: most threads never allocate hot or cold
+ * data, and each temperature's bins are a page (resident size, see tcache.h). */
+static void bins_init(struct mr_tcache *tc, enum mr_temp temp)
+{
+	for (unsigned c = 0; c < MR_NR_CLASSES; c++)
+		tc->bins[temp][c].partial = tc->bins[temp][c].cur_head = MR_NONE;
+	tc->bins_ready |= (uint8_t)(1u << temp);
 }
 
 /* At start-up, before any cache is used: the shared cache, and the free-list key
@@ -102,7 +112,10 @@ static struct mr_tcache *tc_new(void)
 	if (page == MR_NONE)
 		return NULL;
 	tc = mr_page_addr(page);
-	memset(tc, 0, sizeof(*tc));
+	/* Pages fresh from the OS read zero already: writing them would make all of
+	 * them resident (the page heap says so in the head: MR_SPAN_ZEROED). */
+	if (!(mr_spans[page].flags & MR_SPAN_ZEROED))
+		memset(tc, 0, sizeof(*tc));
 	tc_init(tc);
 	pthread_mutex_lock(&pool_lock);
 	tc->id = next_id++;
@@ -443,6 +456,8 @@ static bool reclaim_parked(struct mr_tcache *tc, unsigned cls, enum mr_temp temp
 
 		if (atomic_load_explicit(&pc->inbox, memory_order_relaxed))
 			drain_inbox(pc);
+		if (!(pc->bins_ready & (1u << temp)))
+			continue;	/* never used: no slab (and partial reads 0) */
 		while (pb->partial != MR_NONE) {
 			struct mr_span *s = &mr_spans[pb->partial];
 
@@ -577,6 +592,8 @@ void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 	struct mr_span *s;
 	void *p;
 
+	if (MR_UNLIKELY(!(tc->bins_ready & (1u << temp))))
+		bins_init(tc, temp);
 	if (atomic_load_explicit(&tc->inbox, memory_order_relaxed))
 		drain_inbox(tc);
 	if (!b->free && !bin_take_lowest(b, cls, temp)) {

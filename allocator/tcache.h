@@ -20,18 +20,28 @@ struct mr_bin {
 	uint32_t partial;		/* first slab page of the partial list, or MR_NONE */
 };
 
+/* A row of bins per temperature is a page (MR_NR_CLASSES of its 128 used), so that
+ * a cache's unused temperatures stay untouched pages. */
+#define MR_BIN_ROW (4096 / 32)
+_Static_assert(sizeof(struct mr_bin) == 32 && MR_BIN_ROW >= MR_NR_CLASSES, "a bin row is a page");
+
 /* struct mr_tcache - a thread's cache. Never freed: an exited thread's cache waits
- * in a pool for the next thread, so other threads can always push to its inbox. */
+ * in a pool for the next thread, so other threads can always push to its inbox.
+ * Laid out for resident size: each temperature's bins are a page of their own, set
+ * up on their first refill (bins_ready), the rest follows; a cache on zeroed pages
+ * that only ever allocates normal data touches two of its four pages (the normal
+ * bins and the page of temp, inbox and links). */
 struct mr_tcache {
-	uint8_t temp;			/* memreg_set_thread_class(): first, read on every malloc */
-	struct mr_bin bins[NR_MR_TEMP][MR_NR_CLASSES];
+	struct mr_bin bins[NR_MR_TEMP][MR_BIN_ROW];
+	uint8_t temp;			/* memreg_set_thread_class(): read on every malloc */
+	uint8_t bins_ready;		/* bit t: bins[t] set up (bins_init), else all zero */
 	_Atomic(void *) inbox;		/* objects of its slabs freed by other threads */
-	/* Free objects of other caches' slabs taken from their inboxes (steal_inboxes),
-	 * by temperature and class: handed out before a new slab is made. */
-	void *stash[NR_MR_TEMP][MR_NR_CLASSES];
 	struct mr_tcache *next_parked;
 	struct mr_tcache *next_all;
 	uint32_t id;
+	/* Free objects of other caches' slabs taken from their inboxes (steal_inboxes),
+	 * by temperature and class: handed out before a new slab is made. */
+	void *stash[NR_MR_TEMP][MR_NR_CLASSES];
 };
 
 extern __thread struct mr_tcache *mr_tc MR_HIDDEN __attribute__((tls_model("initial-exec")));

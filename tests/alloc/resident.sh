@@ -1,0 +1,21 @@
+#!/bin/sh
+# Resident size of libmemreg's own doing (tests/alloc/resident.c, pages counted with
+# mincore, nothing timed): a thread's cache makes resident only the bins it uses
+# (docs/allocator.md, "Peak RSS against glibc, by cause").
+. "$top_srcdir/tests/alloc/preload.sh"
+PROG="$top_builddir/tests/alloc/resident"
+tmp=$(mktemp -d) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+status=0
+for mode in caches; do
+	if run_preloaded "$tmp/$mode.err" env MEMREG_REGION_SIZE=64M MEMREG_NUMA=0 "$PROG" "$mode" >"$tmp/$mode.out"; then
+		echo "ok: $mode"
+		sed 's/^/  /' "$tmp/$mode.out"
+	else
+		echo "FAIL: $mode" >&2
+		cat "$tmp/$mode.out" >&2
+		grep -v '^  \|^libmemreg: stats' "$tmp/$mode.err" >&2
+		status=1
+	fi
+done
+exit $status
