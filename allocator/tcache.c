@@ -603,12 +603,13 @@ void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 			return mr_list_pop(&tc->stash[temp][cls]);	/* counted in its slab */
 	}
 	if (!b->free) {
-		bool dense = slab_written_whole(b->cur), fresh;
+		bool fresh;
 
 		s = slab_new(tc, cls, temp, &fresh);
 		if (!s)
 			return NULL;
-		if (dense && fresh)
+		/* the mincore only for a slab that would be prefaulted */
+		if (fresh && slab_written_whole(b->cur))
 			mr_os_populate(mr_page_addr(span_page(s)), (size_t)s->npages << MR_PAGE_SHIFT);
 		set_current(b, s);
 		slab_extend(b, s);
