@@ -1,8 +1,9 @@
 /* Resident size of libmemreg's own doing, counted exactly with mincore over the
  * region holding the objects (tests/alloc/resident.sh, MEMREG_REGION_SIZE=64M,
- * MEMREG_NUMA=0): what each thread's cache makes resident. Pages, not times:
- * nothing here is timed. Usage: resident caches  (prints its counts; exit 1 with
- * why if over) */
+ * MEMREG_NUMA=0): what each thread's cache makes resident, and which cache lines
+ * and pages small objects allocated in a row take. Pages and addresses, not times:
+ * nothing here is timed. Usage: resident caches|lines  (prints its counts; exit 1
+ * with why if over) */
 #include "config.h"
 
 #include <pthread.h>
@@ -95,10 +96,91 @@ static int mode_caches(void)
 	return 0;
 }
 
+/* ---- lines: small objects allocated in a row, each in a cache line of its own ----
+ * A thread that allocates 16- or 32-byte objects in a row for other threads (the
+ * falseshare workload of bench/alloc-bench.c: per-worker counters) must not put
+ * two of them in one cache line while 64 in a row fit in a page's lines, and must
+ * still fill the page before it touches another (the same pages resident as in
+ * address order). Run in a new thread, so its bins start on fresh slabs. */
+#define LINE 64u
+
+static int lines_check(size_t size, char *why, size_t whylen)
+{
+	size_t per_page = PAGE / size, i, j;
+	uintptr_t *a = calloc(per_page, sizeof(*a));
+	unsigned char in_line[PAGE / LINE] = { 0 };
+	int bad = 0;
+
+	if (!a)
+		return snprintf(why, whylen, "calloc failed"), 1;
+	for (i = 0; i < per_page; i++)
+		a[i] = (uintptr_t)malloc(size);
+	for (i = 0; i < per_page && !bad; i++) {
+		if (a[i] / PAGE != a[0] / PAGE) {
+			snprintf(why, whylen, "%zu-byte object %zu of %zu at %#lx is not in the page of "
+				 "the first, %#lx", size, i, per_page, (unsigned long)a[i], (unsigned long)a[0]);
+			bad = 1;
+			break;
+		}
+		in_line[(a[i] % PAGE) / LINE]++;
+		for (j = i >= 64 ? i - 63 : 0; j < i; j++)
+			if (a[j] / LINE == a[i] / LINE) {
+				snprintf(why, whylen, "%zu-byte objects %zu and %zu (%#lx, %#lx) share a "
+					 "cache line, %zu apart in a row", size, j, i, (unsigned long)a[j],
+					 (unsigned long)a[i], i - j);
+				bad = 1;
+				break;
+			}
+	}
+	for (i = 0; i < PAGE / LINE && !bad; i++)
+		if (in_line[i] != LINE / size) {
+			snprintf(why, whylen, "line %zu of the page holds %u %zu-byte objects, not %zu",
+				 i, in_line[i], size, (size_t)(LINE / size));
+			bad = 1;
+		}
+	for (i = 0; i < per_page; i++)
+		free((void *)a[i]);
+	free(a);
+	return bad;
+}
+
+static void *thread_lines(void *arg)
+{
+	char *why = arg;
+	size_t sizes[] = { 16, 32 }, k;
+
+	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
+		if (lines_check(sizes[k], why, 512))
+			return why;
+	return NULL;
+}
+
+static int mode_lines(void)
+{
+	static char why[512];
+	pthread_t t;
+	void *ret;
+
+	if (pthread_create(&t, NULL, thread_lines, why) != 0) {
+		perror("resident: pthread_create");
+		return 99;
+	}
+	pthread_join(t, &ret);
+	if (ret) {
+		printf("%s\n", why);
+		return 1;
+	}
+	printf("16 B: 256 in a row in one page, the first 64 each in a line of its own, "
+	       "4 to a line at the end; 32 B: 128, 64 lines, 2 to a line\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "caches") == 0)
 		return mode_caches();
-	fprintf(stderr, "usage: resident caches\n");
+	if (argc == 2 && strcmp(argv[1], "lines") == 0)
+		return mode_lines();
+	fprintf(stderr, "usage: resident caches|lines\n");
 	return 2;
 }

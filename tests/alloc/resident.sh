@@ -1,13 +1,14 @@
 #!/bin/sh
 # Resident size of libmemreg's own doing (tests/alloc/resident.c, pages counted with
 # mincore, nothing timed): a thread's cache makes resident only the bins it uses
-# (docs/allocator.md, "Peak RSS against glibc, by cause").
+# (docs/allocator.md, "Peak RSS against glibc, by cause"); small objects allocated in
+# a row take a cache line each, within the same page (docs/allocator.md, "False sharing").
 . "$top_srcdir/tests/alloc/preload.sh"
 PROG="$top_builddir/tests/alloc/resident"
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 status=0
-for mode in caches; do
+for mode in caches lines; do
 	if run_preloaded "$tmp/$mode.err" env MEMREG_REGION_SIZE=64M MEMREG_NUMA=0 "$PROG" "$mode" >"$tmp/$mode.out"; then
 		echo "ok: $mode"
 		sed 's/^/  /' "$tmp/$mode.out"
