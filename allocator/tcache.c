@@ -359,9 +359,10 @@ void mr_remote_free(struct mr_span *s, void *p)
 
 static void slab_extend(struct mr_bin *b, struct mr_span *s)
 {
-	uint32_t size = mr_class_size[s->cls], n = (uint32_t)(MR_PAGE_SIZE / size), i;
-	uint32_t per_line = size < MR_LINE_SIZE ? MR_LINE_SIZE / size : 1, lines;
+	uint32_t size = mr_class_size[s->cls], n = (uint32_t)(MR_PAGE_SIZE / size);
+	uint32_t per_line = size < MR_LINE_SIZE ? MR_LINE_SIZE / size : 1, lines, k, l;
 	char *first = (char *)mr_page_addr((uint32_t)(s - mr_spans)) + (size_t)s->bump * size;
+	char *o = first;
 
 	if (n == 0)
 		n = 1;
@@ -370,17 +371,18 @@ static void slab_extend(struct mr_bin *b, struct mr_span *s)
 	if (n % per_line)
 		per_line = 1;
 	lines = n / per_line;
-	/* Linked and keyed as mr_list_push would: every listed object has the key. The
-	 * i-th handed out is object (i % lines) * per_line + i / lines of the run. */
-	for (i = 0; i < n; i++) {
-		void **o = (void **)(first + ((size_t)(i % lines) * per_line + i / lines) * size);
-		uint32_t j = i + 1;
-		char *next = j < n ? first + ((size_t)(j % lines) * per_line + j / lines) * size
+	/* Linked and keyed as mr_list_push would: every listed object has the key. In
+	 * handout order: slot k of line 0, 1, ... lines - 1, then slot k + 1. */
+	for (k = 0; k < per_line; k++)
+		for (l = 0; l < lines; l++) {
+			char *next = l + 1 < lines ? o + (size_t)per_line * size
+				   : k + 1 < per_line ? first + (size_t)(k + 1) * size
 				   : (char *)b->free;
 
-		o[0] = mr_link(o, next);
-		((uintptr_t *)o)[1] = mr_free_key;
-	}
+			((void **)o)[0] = mr_link(o, next);
+			((uintptr_t *)o)[1] = mr_free_key;
+			o = next;
+		}
 	b->free = first;
 	s->bump += n;
 }
