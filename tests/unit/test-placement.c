@@ -176,9 +176,12 @@ static void test_where_pagemap(void **state)
 	(void)state;
 	make_map();
 	puts_file("proc/42/maps", "00400000-00404000 rw-p 00000000 00:00 0 \n"
+		  "00500000-00502000 ---p 00000000 00:00 0 \n"
 		  "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]\n");
 	put("proc/42/pagemap", "", 0, 0);
 	put_pagemap("proc/42/pagemap", 0x400, e, 4);
+	/* a PROT_NONE mapping (a reservation) is not read, whatever its entries say */
+	put_pagemap("proc/42/pagemap", 0x500, e, 2);
 	assert_int_equal(mr_where_pid(&map, 42, &w), 0);
 	assert_int_equal(w.source, MR_WHERE_PAGEMAP);
 	assert_int_equal(w.region_bytes[0], PAGE);
