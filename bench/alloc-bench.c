@@ -11,13 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static uint64_t rng(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
+#include "alloc-workloads.h"
 
 static long rss_bytes(void)
 {
@@ -44,7 +38,7 @@ static void *server_thread(void *arg)
 	long i;
 
 	for (i = 0; i < 1500000; i++) {
-		uint64_t r = rng(&s);
+		uint64_t r = aw_rng(&s);
 		unsigned k = r % SRV_SLOTS;
 		size_t n = (r >> 16) % 16 == 0 ? (r >> 24) % 65536 + 1 : (r >> 24) % 512 + 1;
 
@@ -96,7 +90,7 @@ static void *producer(void *arg)
 	unsigned i;
 
 	for (i = 0; i < 2000000; i++) {
-		size_t n = rng(&s) % 496 + 16;
+		size_t n = aw_rng(&s) % 496 + 16;
 		void *p = malloc(n);
 		unsigned h = atomic_load_explicit(&r->head, memory_order_relaxed);
 
@@ -186,7 +180,7 @@ static int w_churn(void)
 	long i;
 
 	for (i = 0; i < 30000000; i++) {
-		uint64_t r = rng(&s);
+		uint64_t r = aw_rng(&s);
 		unsigned k = r % 4096;
 
 		free(a[k]);
@@ -215,16 +209,6 @@ static int w_realloc(void)
 	return 0;
 }
 
-/* Mixed sizes, 16 B to 64 KiB, mostly small (a long tail). */
-static size_t mixed_size(uint64_t *s)
-{
-	uint64_t r = rng(s);
-	unsigned lg = (unsigned)(r % 100 < 60 ? 4 + r / 100 % 4 : r % 100 < 90 ? 8 + r / 100 % 4 :
-				 12 + r / 100 % 5);
-
-	return ((size_t)1 << lg) + (r >> 32) % ((size_t)1 << lg);
-}
-
 /* Fragmentation: 2 GiB in mixed sizes, 90% freed at random: resident bytes after. */
 static int w_frag(void)
 {
@@ -233,7 +217,7 @@ static int w_frag(void)
 	uint64_t s = 3;
 
 	while (total < (2ul << 30) && n < cap) {
-		size_t sz = mixed_size(&s);
+		size_t sz = aw_mixed_size(&s);
 
 		p[n] = malloc(sz);
 		memset(p[n], 7, sz);
@@ -241,7 +225,7 @@ static int w_frag(void)
 		n++;
 	}
 	for (i = 0; i < n; i++)
-		if (rng(&s) % 10) {
+		if (aw_rng(&s) % 10) {
 			free(p[i]);
 			p[i] = NULL;
 		}
@@ -323,9 +307,9 @@ static int w_packing(void)
 	uint64_t s = 5;
 
 	while (total < (1536ul << 20)) {
-		size_t sz = mixed_size(&s) % 4096 + 64;
+		size_t sz = aw_mixed_size(&s) % 4096 + 64;
 
-		if (rng(&s) % 10 == 0) {
+		if (aw_rng(&s) % 10 == 0) {
 			lp[nlong] = site_a(sz);
 			memset(lp[nlong++], 1, sz);
 			live += sz;
@@ -358,17 +342,8 @@ static int w_packing(void)
  * glibc's heap and mmaps. Scaled down from 1 GiB and 64 MiB windows, which took
  * glibc 30 s of CPU here.
  * The bookkeeping is mmap'd, outside every allocator's heap. */
-#define LT_RAMP 62500u
-#define LT_CHURN 300000u
-#define LT_MEAN 4096.0
 #define LT_SHIFT 24		/* 16 MiB windows: run memreg with MEMREG_REGION_SIZE=16M */
 #define LT_WINDOWS 65536u	/* hash set of touched windows */
-
-struct lt_obj {
-	uint64_t death;		/* allocation count at which it is freed */
-	void *p;
-	size_t size;
-};
 
 static void *lt_map(size_t bytes)
 {
@@ -404,77 +379,33 @@ static int lt_windows_add(uintptr_t *set, const void *p, size_t size)
 	return n;
 }
 
-/* A min-heap of live objects by death. */
-static void lt_push(struct lt_obj *h, size_t *n, struct lt_obj o)
-{
-	size_t i = (*n)++;
-
-	while (i && h[(i - 1) / 2].death > o.death) {
-		h[i] = h[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h[i] = o;
-}
-
-static struct lt_obj lt_pop(struct lt_obj *h, size_t *n)
-{
-	struct lt_obj top = h[0], last = h[--*n];
-	size_t i = 0, c;
-
-	while ((c = 2 * i + 1) < *n) {
-		if (c + 1 < *n && h[c + 1].death < h[c].death)
-			c++;
-		if (h[c].death >= last.death)
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	h[i] = last;
-	return top;
-}
-
 static int w_lifetimes(void)
 {
-	size_t cap = LT_RAMP + LT_CHURN, n = 0, i, touched = 0, live_windows = 0, peak = 0;
-	struct lt_obj *heap = lt_map(cap * sizeof(*heap));
+	size_t cap = AW_LIFETIMES_RAMP + AW_LIFETIMES_CHURN, i, touched = 0, live_windows = 0;
+	struct aw_churn c = { .heap = lt_map(cap * sizeof(struct aw_obj)), .s = 11,
+			      .ramp = AW_LIFETIMES_RAMP, .churn = AW_LIFETIMES_CHURN, .mean = AW_LIFETIMES_MEAN, .touch = 256,
+			      .size = aw_mixed_size };
 	uintptr_t *touched_set = lt_map(LT_WINDOWS * sizeof(uintptr_t));
 	uintptr_t *live_set = lt_map(LT_WINDOWS * sizeof(uintptr_t));
-	uint64_t s = 11, t, end = LT_RAMP + LT_CHURN;
-	size_t live = 0;
+	uint64_t t;
 
-	for (t = 0; t < end; t++) {
-		struct lt_obj o;
+	for (t = 0; t < AW_LIFETIMES_RAMP + AW_LIFETIMES_CHURN; t++) {
+		struct aw_obj o = aw_churn_step(&c, t);
 
-		while (n && heap[0].death <= t) {
-			o = lt_pop(heap, &n);
-			live -= o.size;
-			free(o.p);
+		if (!o.p) {
+			perror("alloc-bench: malloc");
+			return 1;
 		}
-		o.size = mixed_size(&s);
-		o.p = malloc(o.size);
-		memset(o.p, 3, o.size < 256 ? o.size : 256);
-		((char *)o.p)[o.size - 1] = 3;
 		touched += lt_windows_add(touched_set, o.p, o.size);
-		if (t < LT_RAMP) {	/* dies at a random point of the churn */
-			o.death = LT_RAMP + rng(&s) % LT_CHURN;
-		} else {
-			double u = (double)((rng(&s) >> 11) + 1) / 9007199254740993.0;
-
-			o.death = t + 1 + (uint64_t)(-LT_MEAN * __builtin_log(u));
-		}
-		live += o.size;
-		if (live > peak)
-			peak = live;
-		lt_push(heap, &n, o);
 	}
-	for (i = 0; i < n; i++)
-		live_windows += lt_windows_add(live_set, heap[i].p, heap[i].size);
+	for (i = 0; i < c.n; i++)
+		live_windows += lt_windows_add(live_set, c.heap[i].p, c.heap[i].size);
 	printf("lt_peak_bytes=%zu lt_live_bytes=%zu lt_touched=%zu lt_live_regions=%zu lt_free_pct=%.1f rss_after_bytes=%ld\n",
-	       peak, live, touched, live_windows,
+	       c.peak, c.live, touched, live_windows,
 	       touched ? 100.0 * (double)(touched - live_windows) / (double)touched : 0.0, rss_bytes());
 	window_note("lt_touched and lt_live_regions", LT_SHIFT);
-	for (i = 0; i < n; i++)
-		free(heap[i].p);
+	for (i = 0; i < c.n; i++)
+		free(c.heap[i].p);
 	return 0;
 }
 
@@ -498,9 +429,9 @@ static int w_hotset(void)
 	cp = malloc(cap * 8 * sizeof(void *));
 
 	while (hot + ncold * 160 < limit && nhot < cap) {
-		size_t sz = rng(&s) % 192 + 64;
+		size_t sz = aw_rng(&s) % 192 + 64;
 
-		if (rng(&s) % 10 == 0) {
+		if (aw_rng(&s) % 10 == 0) {
 			hp[nhot] = site_a(sz);
 			memset(hp[nhot++], 1, sz);
 			hot += sz;

@@ -15,7 +15,7 @@ tools_memregctl_SOURCES += tools/cmd-bench.c
 # The allocator workloads (bench/alloc-bench.sh compiles its own copy): the alloc suite
 # runs this one.
 noinst_PROGRAMS += bench/alloc-bench
-bench_alloc_bench_SOURCES = bench/alloc-bench.c
+bench_alloc_bench_SOURCES = bench/alloc-bench.c bench/alloc-workloads.h
 bench_alloc_bench_CFLAGS = -O2
 bench_alloc_bench_LDADD = -lpthread
 

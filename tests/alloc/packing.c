@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "bench/alloc-workloads.h"
 #include "memreg.h"
 
 /* The memreg.h API, from the preloaded library (the program does not link it). */
@@ -219,45 +220,15 @@ static int mode_reuse(int live)
  * alloc-bench's lifetimes workload, scaled to 4 MiB regions: a ramp of about 45 MiB
  * of mixed sizes (16 B .. 16 KiB) dying at random through a churn of 200 K
  * allocations with exponential lifetimes (mean 1 K). At the end at least 60% of the
- * regions that ever held an object must hold none (code before: 0 of 12). */
-static uint64_t rng(uint64_t *s)
+ * regions that ever held an object must hold none (code before: 0 of 12). The churn
+ * is alloc-bench's (bench/alloc-workloads.h), with sizes of 16 B .. 16 KiB: 60%
+ * under 256 B, 30% under 4 KiB. */
+static size_t churn_size(uint64_t *s)
 {
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
+	uint64_t r = aw_rng(s);
 
-struct obj {
-	uint64_t death;
-	void *p;
-	size_t size;
-};
-
-static void heap_push(struct obj *h, size_t *n, struct obj o)
-{
-	size_t i = (*n)++;
-
-	for (; i && h[(i - 1) / 2].death > o.death; i = (i - 1) / 2)
-		h[i] = h[(i - 1) / 2];
-	h[i] = o;
-}
-
-static struct obj heap_pop(struct obj *h, size_t *n)
-{
-	struct obj top = h[0], last = h[--*n];
-	size_t i = 0, c;
-
-	while ((c = 2 * i + 1) < *n) {
-		if (c + 1 < *n && h[c + 1].death < h[c].death)
-			c++;
-		if (h[c].death >= last.death)
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	h[i] = last;
-	return top;
+	return r % 100 < 60 ? 16 + r / 100 % 240 : r % 100 < 90 ? 256 + r / 100 % 3840 :
+	       4096 + r / 100 % 12288;
 }
 
 #define CH_RAMP 24000u
@@ -266,43 +237,30 @@ static struct obj heap_pop(struct obj *h, size_t *n)
 static int mode_churn(void)
 {
 	unsigned shift = region_shift();
-	struct obj *h = (struct obj *)table((CH_RAMP + CH_CHURN) * 3);
+	struct aw_churn c = { .heap = (struct aw_obj *)table((CH_RAMP + CH_CHURN) * 3), .s = 7,
+			      .ramp = CH_RAMP, .churn = CH_CHURN, .mean = 1024.0, .touch = 64,
+			      .size = churn_size };
 	static unsigned char touched[MAX_REGIONS], live[MAX_REGIONS];
-	size_t n = 0, i, nt = 0, nl = 0;
-	uint64_t s = 7, t;
+	size_t i, nt = 0, nl = 0;
+	uint64_t t;
 	uintptr_t base = 0;
 
 	for (t = 0; t < CH_RAMP + CH_CHURN; t++) {
-		struct obj o;
-		uint64_t r = rng(&s);
+		struct aw_obj o = aw_churn_step(&c, t);
 		uintptr_t w;
 
-		while (n && h[0].death <= t)
-			free(heap_pop(h, &n).p);
-		o.size = r % 100 < 60 ? 16 + r / 100 % 240 : r % 100 < 90 ? 256 + r / 100 % 3840 :
-			 4096 + r / 100 % 12288;
-		o.p = malloc(o.size);
 		if (!o.p)
 			return 99;
-		memset(o.p, 1, o.size < 64 ? o.size : 64);
 		if (!base)
 			base = ((uintptr_t)o.p >> shift) - MAX_REGIONS / 2;
 		for (w = (uintptr_t)o.p >> shift; w <= ((uintptr_t)o.p + o.size - 1) >> shift; w++)
 			if (w - base < MAX_REGIONS)
 				touched[w - base] = 1;
-		if (t < CH_RAMP) {
-			o.death = CH_RAMP + rng(&s) % CH_CHURN;
-		} else {
-			double u = (double)((rng(&s) >> 11) + 1) / 9007199254740993.0;
-
-			o.death = t + 1 + (uint64_t)(-1024.0 * __builtin_log(u));
-		}
-		heap_push(h, &n, o);
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < c.n; i++) {
 		uintptr_t w;
 
-		for (w = (uintptr_t)h[i].p >> shift; w <= ((uintptr_t)h[i].p + h[i].size - 1) >> shift; w++)
+		for (w = (uintptr_t)c.heap[i].p >> shift; w <= ((uintptr_t)c.heap[i].p + c.heap[i].size - 1) >> shift; w++)
 			if (w - base < MAX_REGIONS)
 				live[w - base] = 1;
 	}

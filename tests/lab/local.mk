@@ -40,6 +40,6 @@ EXTRA_DIST += tests/lab/group.sh tests/lab/init tests/lab/lab-export \
 # alloc-bench's packing, hotset and lifetimes workloads, scaled to the lab, kept alive.
 if ENABLE_TESTS
 noinst_PROGRAMS += tests/lab/progs/mr-alloc-pack
-tests_lab_progs_mr_alloc_pack_SOURCES = tests/lab/progs/mr-alloc-pack.c
+tests_lab_progs_mr_alloc_pack_SOURCES = tests/lab/progs/mr-alloc-pack.c bench/alloc-workloads.h
 tests_lab_progs_mr_alloc_pack_LDADD = libmrcommon.la $(NUMA_LIBS)
 endif

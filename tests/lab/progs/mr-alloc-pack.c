@@ -40,26 +40,9 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "bench/alloc-workloads.h"
 #include "common/util.h"
 #include "memreg.h"
-
-static uint64_t rng(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-/* alloc-bench's mixed sizes, 16 B to 64 KiB, mostly small (a long tail). */
-static size_t mixed_size(uint64_t *s)
-{
-	uint64_t r = rng(s);
-	unsigned lg = (unsigned)(r % 100 < 60 ? 4 + r / 100 % 4 : r % 100 < 90 ? 8 + r / 100 % 4 :
-				 12 + r / 100 % 5);
-
-	return ((size_t)1 << lg) + (r >> 32) % ((size_t)1 << lg);
-}
 
 /* The two sites, kept distinct as alloc-bench keeps them: no tail call, no inlining,
  * no merging of identical functions. */
@@ -156,9 +139,9 @@ static size_t packing(size_t total_bytes)
 	uint64_t s = 5;
 
 	while (total < total_bytes && nlong < cap && nshort < cap) {
-		size_t sz = mixed_size(&s) % 4096 + 64;
+		size_t sz = aw_mixed_size(&s) % 4096 + 64;
 
-		if (rng(&s) % 10 == 0) {
+		if (aw_rng(&s) % 10 == 0) {
 			lp[nlong] = site_a(sz);
 			memset(lp[nlong++], 1, sz);
 			live += sz;
@@ -181,9 +164,9 @@ static size_t hotset(size_t total_bytes)
 	uint64_t s = 9;
 
 	while (hot + ncold * 160 < total_bytes && nhot < cap && ncold < cap) {
-		size_t sz = rng(&s) % 192 + 64;
+		size_t sz = aw_rng(&s) % 192 + 64;
 
-		if (rng(&s) % 10 == 0) {
+		if (aw_rng(&s) % 10 == 0) {
 			hp[nhot] = site_a(sz);
 			memset(hp[nhot++], 1, sz);
 			hot += sz;
@@ -201,84 +184,29 @@ static size_t hotset(size_t total_bytes)
 /* alloc-bench's lifetimes scaled by @mib / 320: a ramp of 62500 objects (about 280 MiB
  * at the peak) dying at random through a churn of 300 K allocations with exponential
  * lifetimes (mean 4 K allocations: about 16 MiB live at the end, at any scale). */
-#define LT_RAMP 62500u
-#define LT_CHURN 300000u
-#define LT_MEAN 4096.0
-
-struct lt_obj {
-	uint64_t death;
-	void *p;
-	size_t size;
-};
-
-static void lt_push(struct lt_obj *h, size_t *n, struct lt_obj o)
-{
-	size_t i = (*n)++;
-
-	while (i && h[(i - 1) / 2].death > o.death) {
-		h[i] = h[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h[i] = o;
-}
-
-static struct lt_obj lt_pop(struct lt_obj *h, size_t *n)
-{
-	struct lt_obj top = h[0], last = h[--*n];
-	size_t i = 0, c;
-
-	while ((c = 2 * i + 1) < *n) {
-		if (c + 1 < *n && h[c + 1].death < h[c].death)
-			c++;
-		if (h[c].death >= last.death)
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	h[i] = last;
-	return top;
-}
-
 static size_t lifetimes(uint64_t mib)
 {
-	uint64_t ramp = LT_RAMP * mib / 320, churn = LT_CHURN * mib / 320;
-	size_t cap = ramp + churn + 1, n = 0, live = 0, peak = 0;
-	struct lt_obj *heap = map_bytes(cap * sizeof(*heap));
-	uint64_t s = 11, t;
+	uint64_t ramp = AW_LIFETIMES_RAMP * mib / 320, churn = AW_LIFETIMES_CHURN * mib / 320, t;
+	size_t cap = ramp + churn + 1;
+	struct aw_churn c = { .heap = map_bytes(cap * sizeof(struct aw_obj)), .s = 11,
+			      .ramp = ramp, .churn = churn, .mean = AW_LIFETIMES_MEAN, .touch = 256,
+			      .size = aw_mixed_size };
+	struct aw_obj *heap = c.heap;
 
-	for (t = 0; t < ramp + churn; t++) {
-		struct lt_obj o;
-
-		while (n && heap[0].death <= t) {
-			o = lt_pop(heap, &n);
-			live -= o.size;
-			free(o.p);
+	for (t = 0; t < ramp + churn; t++)
+		if (!aw_churn_step(&c, t).p) {
+			perror("mr-alloc-pack: malloc");
+			exit(1);
 		}
-		o.size = mixed_size(&s);
-		o.p = malloc(o.size);
-		memset(o.p, 3, o.size < 256 ? o.size : 256);
-		((char *)o.p)[o.size - 1] = 3;
-		if (t < ramp) {
-			o.death = ramp + rng(&s) % churn;
-		} else {
-			double u = (double)((rng(&s) >> 11) + 1) / 9007199254740993.0;
-
-			o.death = t + 1 + (uint64_t)(-LT_MEAN * __builtin_log(u));
-		}
-		live += o.size;
-		if (live > peak)
-			peak = live;
-		lt_push(heap, &n, o);
-	}
-	printf("peak_live_bytes=%zu\n", peak);
+	printf("peak_live_bytes=%zu\n", c.peak);
 	/* The live objects' pointers are kept in the heap array's first pages: the rest
 	 * of it is given back. */
-	if (n * sizeof(*heap) + 4096 < cap * sizeof(*heap)) {
-		uintptr_t keep = ((uintptr_t)(heap + n) + 4095) & ~(uintptr_t)4095;
+	if (c.n * sizeof(*heap) + 4096 < cap * sizeof(*heap)) {
+		uintptr_t keep = ((uintptr_t)(heap + c.n) + 4095) & ~(uintptr_t)4095;
 
 		madvise((void *)keep, (uintptr_t)(heap + cap) - keep, MADV_DONTNEED);
 	}
-	return live;
+	return c.live;
 }
 
 int main(int argc, char **argv)
