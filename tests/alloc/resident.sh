@@ -2,7 +2,7 @@
 # Resident size of libmemreg's own doing (tests/alloc/resident.c, pages counted with
 # mincore, nothing timed): a thread's cache makes resident only the bins it uses
 # (docs/allocator.md, "Peak RSS against glibc, by cause"); small objects allocated in
-# a row take a cache line each, within the same page (docs/allocator.md, "False sharing").
+# a row take a cache line each, within the same page (docs/allocator.md, Design, "One cache line each").
 . "$top_srcdir/tests/alloc/preload.sh"
 PROG="$top_builddir/tests/alloc/resident"
 tmp=$(mktemp -d) || exit 99
