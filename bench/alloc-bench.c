@@ -383,8 +383,8 @@ static int w_lifetimes(void)
 {
 	size_t cap = AW_LIFETIMES_RAMP + AW_LIFETIMES_CHURN, i, touched = 0, live_windows = 0;
 	struct aw_churn c = { .heap = lt_map(cap * sizeof(struct aw_obj)), .s = 11,
-			      .ramp = AW_LIFETIMES_RAMP, .churn = AW_LIFETIMES_CHURN, .mean = AW_LIFETIMES_MEAN, .touch = 256,
-			      .size = aw_mixed_size };
+			      .ramp = AW_LIFETIMES_RAMP, .churn = AW_LIFETIMES_CHURN,
+			      .mean = AW_LIFETIMES_MEAN, .touch = 256, .size = aw_mixed_size };
 	uintptr_t *touched_set = lt_map(LT_WINDOWS * sizeof(uintptr_t));
 	uintptr_t *live_set = lt_map(LT_WINDOWS * sizeof(uintptr_t));
 	uint64_t t;

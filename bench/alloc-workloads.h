@@ -20,8 +20,9 @@ static inline uint64_t aw_rng(uint64_t *s)
 	return *s;
 }
 
-/* Mixed sizes, 16 B to 64 KiB, mostly small (a long tail): 60% 16-255 B, 30%
- * 256 B-4 KiB, 10% 4-64 KiB... spread evenly within each power of two. */
+/* Mixed sizes, 16 B to 128 KiB, mostly small (a long tail): a power of two, 16 B to
+ * 64 KiB (60% of the time 16-128 B, 30% 256 B-2 KiB, 10% 4-64 KiB, each of its range's
+ * powers as likely), then a size between it and the next power, evenly. */
 static inline size_t aw_mixed_size(uint64_t *s)
 {
 	uint64_t r = aw_rng(s);
@@ -36,8 +37,7 @@ static inline size_t aw_mixed_size(uint64_t *s)
  * allocations, each of which lives an exponential number of allocations (mean
  * @mean). The live objects are a min-heap by death in @heap (room for ramp + churn,
  * outside the heap under test). Each object is written on its first @touch bytes
- * and its last byte. */
-/* alloc-bench's lifetimes: its ramp, churn and mean lifetime (in allocations). */
+ * and its last byte. alloc-bench's lifetimes is this with the sizes above and: */
 #define AW_LIFETIMES_RAMP 62500u
 #define AW_LIFETIMES_CHURN 300000u
 #define AW_LIFETIMES_MEAN 4096.0

@@ -111,8 +111,10 @@ static int lines_check(size_t size, char *why, size_t whylen)
 	unsigned char in_line[PAGE / LINE] = { 0 };
 	int bad = 0;
 
-	if (!a)
-		return snprintf(why, whylen, "calloc failed"), 1;
+	if (!a) {
+		snprintf(why, whylen, "calloc failed");
+		return 1;
+	}
 	for (i = 0; i < per_page; i++)
 		a[i] = (uintptr_t)malloc(size);
 	for (i = 0; i < per_page && !bad; i++) {
