@@ -91,6 +91,14 @@ uint32_t mr_buddy_find(const struct mr_heap *h, uint32_t order, bool highest)
 	return best;
 }
 
+/* A free block of @order in state @st joins (@sign 1) or leaves (-1) the dirty pages
+ * the share rule counts: those the decay could purge (MR_PURGE_ORDER and up). */
+static void dirty_count(struct mr_heap *h, uint32_t order, uint32_t st, int sign)
+{
+	if ((st & MR_FREE_DIRTY) && order >= MR_PURGE_ORDER)
+		h->dirty_pages += sign > 0 ? ORDER_PAGES(order) : -(uint64_t)ORDER_PAGES(order);
+}
+
 /* Push the free block (page, order) of state @st (MR_FREE_*), freed at @freed_ms. */
 static void list_push(struct mr_heap *h, uint32_t page, uint32_t order, uint32_t st,
 		      uint32_t freed_ms)
@@ -104,6 +112,7 @@ static void list_push(struct mr_heap *h, uint32_t page, uint32_t order, uint32_t
 	s->head = page;
 	s->flags = st;
 	s->freed_ms = freed_ms;
+	dirty_count(h, order, st, 1);
 	s->prev = MR_NONE;
 	s->next = ri->free_head[order];
 	if (s->next != MR_NONE)
@@ -119,6 +128,7 @@ static void list_del(struct mr_heap *h, uint32_t page)
 	uint32_t r = mr_page_region(h, page), order = s->order;
 	struct mr_region_info *ri = &h->regions[r];
 
+	dirty_count(h, order, s->flags, -1);
 	if (s->prev != MR_NONE)
 		h->spans[s->prev].next = s->next;
 	else
@@ -169,6 +179,8 @@ static void account(struct mr_heap *h, uint32_t r, int64_t delta_pages)
 
 /* ---- free block state (MR_FREE_*) and the purge of free runs ---- */
 
+static void purge_dirty(struct mr_heap *h, uint64_t now);
+
 static uint32_t ms_of(uint64_t ns)
 {
 	return (uint32_t)(ns / 1000000u);
@@ -196,39 +208,44 @@ static void runs_schedule(struct mr_heap *h, uint32_t r, uint64_t now_ns)
 		h->runs_due_ns = due;
 }
 
-/* Purge region @r's dirty free blocks of MR_PURGE_ORDER and up (below a whole region:
- * an entirely free region goes back whole) that have been free for the decay delay
- * at @now_ns; with @force (malloc_trim) every block not clean, of any order, by
- * MADV_DONTNEED. Returns the pages given back; *@next is lowered to when the next
- * block left dirty is due. */
-static uint64_t purge_runs(struct mr_heap *h, uint32_t r, uint64_t now_ns, bool force,
+/* What a purge of free runs takes: the dirty blocks of MR_PURGE_ORDER and up that
+ * have been free for the decay delay (the decay) or for dirty_age_ms (the dirty share
+ * passed), or every block not clean, of any order, by MADV_DONTNEED (malloc_trim). */
+enum purge_mode { PURGE_DUE, PURGE_DIRTY, PURGE_ALL };
+
+/* Purge region @r's free blocks as @mode says (below a whole region: an entirely
+ * free region goes back whole). Returns the pages given back; *@next is lowered to
+ * when the next block left dirty is due. */
+static uint64_t purge_runs(struct mr_heap *h, uint32_t r, uint64_t now_ns, enum purge_mode mode,
 			   uint64_t *next)
 {
 	const struct mr_region_info *ri = &h->regions[r];
 	uint32_t k, p, now = ms_of(now_ns), decay = decay_ms(h);
-	bool lazy = !force && h->lazy_purge;
+	bool lazy = mode != PURGE_ALL && h->lazy_purge;
 	uint64_t given = 0;
 
-	for (k = force ? 0 : MR_PURGE_ORDER; k < h->region_order; k++) {
+	for (k = mode == PURGE_ALL ? 0 : MR_PURGE_ORDER; k < h->region_order; k++) {
 		for (p = ri->free_head[k]; p != MR_NONE; p = h->spans[p].next) {
 			struct mr_span *s = &h->spans[p];
 			uint32_t age;
 
-			if (force) {
+			if (mode == PURGE_ALL) {
 				if (!(s->flags & (MR_FREE_UNCLEAN | MR_FREE_DIRTY)))
 					continue;
 			} else {
 				if (!(s->flags & MR_FREE_DIRTY))
 					continue;
 				age = now - s->freed_ms;
-				if (age < decay) {
-					if (now_ns + (uint64_t)(decay - age) * 1000000u < *next)
+				if (age < (mode == PURGE_DIRTY ? h->dirty_age_ms : decay)) {
+					if (age < decay &&
+					    now_ns + (uint64_t)(decay - age) * 1000000u < *next)
 						*next = now_ns + (uint64_t)(decay - age) * 1000000u;
 					continue;
 				}
 			}
 			if (h->ops->purge_pages)
 				h->ops->purge_pages(h, p, ORDER_PAGES(k), lazy);
+			dirty_count(h, k, s->flags, -1);
 			s->flags = lazy ? MR_FREE_UNCLEAN : 0;
 			given += ORDER_PAGES(k);
 		}
@@ -237,14 +254,15 @@ static uint64_t purge_runs(struct mr_heap *h, uint32_t r, uint64_t now_ns, bool 
 	return given;
 }
 
-/* The regions whose runs are due (all, with @force: every region in use). */
-static uint64_t decay_runs(struct mr_heap *h, uint64_t now_ns, bool force)
+/* The regions whose runs are due (with PURGE_DIRTY: all with dirty runs; with
+ * PURGE_ALL: every region in use). */
+static uint64_t decay_runs(struct mr_heap *h, uint64_t now_ns, enum purge_mode mode)
 {
 	uint64_t given = 0, next = UINT64_MAX;
 	uint32_t w, r;
 
 	for (w = 0; w < MR_REGION_WORDS; w++) {
-		uint64_t bits = force ? ~UINT64_C(0) : h->runs_pending[w];
+		uint64_t bits = mode == PURGE_ALL ? ~UINT64_C(0) : h->runs_pending[w];
 
 		while (bits) {
 			struct mr_region_info *ri;
@@ -257,7 +275,7 @@ static uint64_t decay_runs(struct mr_heap *h, uint64_t now_ns, bool force)
 				break;
 			}
 			ri = &h->regions[r];
-			if (!force && ri->runs_due_ns > now_ns) {
+			if (mode == PURGE_DUE && ri->runs_due_ns > now_ns) {
 				if (ri->runs_due_ns < next)
 					next = ri->runs_due_ns;
 				continue;
@@ -265,8 +283,8 @@ static uint64_t decay_runs(struct mr_heap *h, uint64_t now_ns, bool force)
 			/* An entirely free region goes back whole (decay_regions); if it is
 			 * used again before, its dirty blocks are looked at after that. */
 			if (ri->state == MR_REGION_ACTIVE && ri->used_pages)
-				given += purge_runs(h, r, now_ns, force, &rnext);
-			else if (ri->state == MR_REGION_ACTIVE && ri->pending && !force)
+				given += purge_runs(h, r, now_ns, mode, &rnext);
+			else if (ri->state == MR_REGION_ACTIVE && ri->pending && mode != PURGE_ALL)
 				rnext = ri->empty_since_ns + h->decay_ns + 1;
 			if (!(h->runs_pending[w] & (UINT64_C(1) << (r % 64))))
 				continue;
@@ -559,6 +577,9 @@ void mr_buddy_free(struct mr_heap *h, uint32_t page, uint32_t npages)
 	account(h, r, -(int64_t)npages);
 	if ((h->npending && now_ns >= h->next_decay_ns) || now_ns >= h->runs_due_ns)
 		mr_buddy_decay(h, false);
+	if (h->dirty_pct && h->dirty_pages > h->dirty_min_pages &&
+	    h->dirty_pages * 100 > h->used_pages * h->dirty_pct && now_ns >= h->dirty_next_ns)
+		purge_dirty(h, now_ns);
 }
 
 /* The free block containing @page, or MR_NONE: its head is @page rounded down to
@@ -802,9 +823,9 @@ static void rewrite_top_block(struct mr_heap *h, uint32_t r)
 	s->freed_ms = 0;
 }
 
-/* Entirely free regions whose delay has passed (all, with @force): pages and
- * descriptors go back. Returns the pages given back. */
-static uint64_t decay_regions(struct mr_heap *h, uint64_t now, bool force)
+/* Entirely free regions free for @delay_ns or more (the decay delay; 0 for
+ * malloc_trim): pages and descriptors go back. Returns the pages given back. */
+static uint64_t decay_regions(struct mr_heap *h, uint64_t now, uint64_t delay_ns)
 {
 	uint64_t next = UINT64_MAX, given = 0;
 	uint32_t r;
@@ -814,13 +835,14 @@ static uint64_t decay_regions(struct mr_heap *h, uint64_t now, bool force)
 
 		if (!ri->pending)
 			continue;
-		if (!force && now - ri->empty_since_ns < h->decay_ns) {
+		if (now - ri->empty_since_ns < delay_ns) {
 			if (ri->empty_since_ns + h->decay_ns < next)
 				next = ri->empty_since_ns + h->decay_ns;
 			continue;
 		}
 		ri->pending = 0;
 		h->npending--;
+		dirty_count(h, h->region_order, h->spans[r << h->region_order].flags, -1);
 		h->ops->purge(h, r, 1);
 		h->purges++;
 		ri->purged = 1;
@@ -839,16 +861,27 @@ uint64_t mr_buddy_decay(struct mr_heap *h, bool force)
 	uint64_t now = h->ops->now_ns(), given = 0;
 
 	if (h->npending && (force || now >= h->next_decay_ns))
-		given += decay_regions(h, now, force);
+		given += decay_regions(h, now, force ? 0 : h->decay_ns);
 	if (force || (h->nruns_pending && now >= h->runs_due_ns))
-		given += decay_runs(h, now, force);
+		given += decay_runs(h, now, force ? PURGE_ALL : PURGE_DUE);
 	return given;
+}
+
+/* The dirty share passed: purge the dirty blocks the decay would, once free for
+ * dirty_age_ms rather than the whole delay. */
+static void purge_dirty(struct mr_heap *h, uint64_t now)
+{
+	if (h->npending)
+		decay_regions(h, now, (uint64_t)h->dirty_age_ms * 1000000u);
+	if (h->nruns_pending)
+		decay_runs(h, now, PURGE_DIRTY);
+	h->dirty_next_ns = now + (uint64_t)h->dirty_age_ms * 1000000u;
 }
 
 const char *mr_buddy_check(const struct mr_heap *h)
 {
 	uint32_t r, k, w;
-	uint64_t used = 0;
+	uint64_t used = 0, dirty = 0;
 
 	for (k = 0; k <= h->region_order; k++) {
 		for (w = 0; w < MR_REGION_WORDS; w++)
@@ -890,6 +923,8 @@ const char *mr_buddy_check(const struct mr_heap *h)
 					if (h->spans[q].kind == MR_SPAN_FREE)
 						return "free blocks overlap";
 				free_pages += ORDER_PAGES(k);
+				if ((s->flags & MR_FREE_DIRTY) && k >= MR_PURGE_ORDER)
+					dirty += ORDER_PAGES(k);
 			}
 		}
 		if (ri->state == MR_REGION_ACTIVE &&
@@ -901,6 +936,8 @@ const char *mr_buddy_check(const struct mr_heap *h)
 	}
 	if (used != h->used_pages)
 		return "heap used pages differ from the sum over regions";
+	if (dirty != h->dirty_pages)
+		return "dirty pages differ from the sum over free blocks";
 	return NULL;
 }
 

@@ -79,6 +79,15 @@ struct mr_heap {
 	uint64_t runs_due_ns;
 	uint64_t runs_pending[MR_REGION_WORDS];
 	uint64_t runs_purged_pages;	/* pages of free blocks given back, decay and trim */
+	/* The dirty share (heap.c sets it from MEMREG_DIRTY_PCT; dirty_pct 0: off).
+	 * dirty_pages counts the pages of dirty free blocks the decay would purge (order
+	 * MR_PURGE_ORDER and up, entirely free regions included). A free that leaves
+	 * more of them than dirty_pct% of the used pages and dirty_min_pages purges those
+	 * free for dirty_age_ms or more at once, not waiting for the delay; at most once
+	 * per dirty_age_ms (from dirty_next_ns), so a block freed and soon reused is not
+	 * purged in between. */
+	uint64_t dirty_pages, dirty_min_pages, dirty_next_ns;
+	uint32_t dirty_pct, dirty_age_ms;
 	/* Regions whose stats changed since the export last read them (stats.c). */
 	uint64_t changed[MR_REGION_WORDS];
 	uint64_t changed_summary;

@@ -18,6 +18,12 @@ struct mr_heap mr_heap __attribute__((aligned(4096)));
 
 static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The dirty share (MEMREG_DIRTY_PCT): heaps with less dirty memory than this wait
+ * for the decay delay whatever the share; past the share, blocks free for this long
+ * (or the delay, if shorter) are purged at once. 10 ms is mimalloc's purge delay. */
+#define MR_DIRTY_MIN_BYTES (UINT64_C(4) << 20)
+#define MR_DIRTY_AGE_MS 10u
+
 /* ---- the OS contract of the buddy heap, in regions and pages ---- */
 
 static size_t region_bytes(const struct mr_heap *h)
@@ -80,6 +86,10 @@ void mr_heap_init(char *base, struct mr_span *spans, uint32_t region_order, uint
 	mr_buddy_init(&mr_heap, base, spans, region_order, nregions, MR_OPT(decay_ms) * 1000000u,
 		      &os_ops);
 	mr_heap.lazy_purge = MR_OPT(madv_free) != 0;
+	mr_heap.dirty_pct = MR_OPT(dirty_pct) < UINT32_MAX ? (uint32_t)MR_OPT(dirty_pct) : UINT32_MAX;
+	mr_heap.dirty_min_pages = MR_DIRTY_MIN_BYTES >> MR_PAGE_SHIFT;
+	mr_heap.dirty_age_ms = MR_OPT(decay_ms) < MR_DIRTY_AGE_MS ? (uint32_t)MR_OPT(decay_ms) :
+								    MR_DIRTY_AGE_MS;
 	mr_os_numa_detect();
 	if (mr_os_nnodes >= 2)
 		mr_buddy_set_nodes(&mr_heap, mr_os_nnodes);

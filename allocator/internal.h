@@ -102,6 +102,7 @@ enum mr_opt_type { MR_OPT_BOOL, MR_OPT_SIZE, MR_OPT_U64, MR_OPT_PATH };
 #define MR_OPTIONS(X) \
 	X(region_size, "REGION_SIZE", MR_OPT_SIZE, 64 << 20, 0) \
 	X(decay_ms, "DECAY_MS", MR_OPT_U64, 1000, 0) \
+	X(dirty_pct, "DIRTY_PCT", MR_OPT_U64, 12, 0) \
 	X(madv_free, "MADV_FREE", MR_OPT_BOOL, 0, 0) \
 	X(show_stats, "SHOW_STATS", MR_OPT_BOOL, 0, 0) \
 	X(export_stats, "EXPORT_STATS", MR_OPT_BOOL, 0, 0) \

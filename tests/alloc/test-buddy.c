@@ -377,6 +377,85 @@ static void test_purge_runs(void **state)
 	free(h);
 }
 
+/* The dirty share: dirty free blocks of 16 pages and more past dirty_pct% of the
+ * used pages (and dirty_min_pages) are purged at the free that passes it if free for
+ * dirty_age_ms (10 ms here), long before the 1 s delay; younger ones are left to the
+ * delay, and no second look comes within dirty_age_ms. dirty_pages counts what the
+ * decay could purge: mr_buddy_check recounts it after every step.
+ *   region 0 (64 pages): [a 0-15][b 16-31][c 32-47][d 48-63], region 1: [e 64-79] */
+static void test_dirty_share(void **state)
+{
+	struct mr_heap *h = calloc(1, sizeof(*h));
+	struct mr_span *spans = calloc((size_t)4 * P_PPR, sizeof(*spans));
+	uint32_t a, b, c, d, e;
+
+	(void)state;
+	assert_non_null(h);
+	assert_non_null(spans);
+	fake_now = 5000000000u;
+	p_calls = 0;
+	mr_buddy_init(h, (char *)0x100000000, spans, P_ORDER, 4, 1000000000u, &p_ops);
+	h->dirty_pct = 25;
+	h->dirty_min_pages = 16;
+	h->dirty_age_ms = 10;
+	a = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
+	b = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
+	c = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
+	d = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
+	e = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
+	assert_int_equal(d, 48);
+	assert_int_equal(e, 64);
+	/* t = 0: 16 dirty pages of 64 used: not past the minimum. */
+	mr_buddy_free(h, a, 16);
+	assert_int_equal(h->dirty_pages, 16);
+	expect_ok(h, "a freed");
+	/* t = 20 ms: b merges with a into a dirty block [0, 32) of the later free's age,
+	 * 0 ms; 32 pages past 25% of 48 used, but none free for 10 ms. */
+	fake_now += 20000000u;
+	mr_buddy_free(h, b, 16);
+	assert_int_equal(h->dirty_pages, 32);
+	assert_int_equal(p_calls, 0);
+	expect_ok(h, "b freed");
+	/* t = 25 ms: within 10 ms of that look, none (though [0, 32) is 5 ms old). */
+	fake_now += 5000000u;
+	mr_buddy_free(h, d, 16);
+	assert_int_equal(h->dirty_pages, 48);
+	assert_int_equal(p_calls, 0);
+	/* t = 30 ms: e leaves region 1 entirely free (64 dirty pages, its delay its
+	 * own); the share is passed and [0, 32), free 10 ms, goes; d (5 ms) stays. */
+	fake_now += 5000000u;
+	mr_buddy_free(h, e, 16);
+	assert_int_equal(p_calls, 1);
+	assert_int_equal(p_page, 0);
+	assert_int_equal(p_npages, 32);
+	assert_false(p_lazy);
+	assert_int_equal(h->dirty_pages, 16 + 64);
+	assert_int_equal(h->regions[1].pending, 1);
+	expect_ok(h, "share passed");
+	/* What the share left still goes after the delay: d and region 1. */
+	fake_now += 1000000000u;
+	assert_int_equal(mr_buddy_decay(h, false), 16 + 64);
+	assert_int_equal(p_calls, 2);
+	assert_int_equal(p_page, 48);
+	assert_int_equal(h->dirty_pages, 0);
+	expect_ok(h, "delay");
+	/* Purged with MADV_DONTNEED: clean again. */
+	a = mr_buddy_alloc(h, 32, 0, MR_TEMP_NORMAL);
+	assert_int_equal(a, 0);
+	assert_true(h->spans[a].flags & MR_SPAN_ZEROED);
+	/* Off (dirty_pct 0): only the delay purges, however much is dirty. */
+	h->dirty_pct = 0;
+	fake_now += 1000000u;
+	mr_buddy_free(h, a, 32);
+	fake_now += 100000000u;
+	mr_buddy_free(h, c, 16);		/* region 0 entirely free again */
+	assert_int_equal(p_calls, 2);
+	assert_int_equal(h->dirty_pages, 64);
+	expect_ok(h, "off");
+	free(h->spans);
+	free(h);
+}
+
 /* Regions split between two nodes: 0-3 node 0, 4-7 node 1. Each node's group fills
  * from its own bottom (hot) and top (cold); a full node falls back to the other. */
 static void test_nodes(void **state)
@@ -597,6 +676,10 @@ static void test_random(void **state)
 	uint64_t s = 12345;
 
 	(void)state;
+	/* The dirty share on, with no minimum age: entirely free regions go at once
+	 * when more than a tenth of the pages are dirty (the delay never comes). */
+	h->dirty_pct = 10;
+	h->dirty_min_pages = T_PPR;
 	memset(owner, 0, sizeof(owner));
 	for (step = 1; step < 20000; step++) {
 		s ^= s << 13;
@@ -712,6 +795,7 @@ int main(void)
 		cmocka_unit_test(test_align_and_grow),
 		cmocka_unit_test(test_huge),
 		cmocka_unit_test(test_decay),
+		cmocka_unit_test(test_dirty_share),
 		cmocka_unit_test(test_purge_runs),
 		cmocka_unit_test(test_nodes),
 		cmocka_unit_test(test_hot_reserve),
