@@ -109,7 +109,6 @@ uint32_t mr_heap_alloc_pages(uint32_t npages, uint32_t align_order, enum mr_temp
 	if (page != MR_NONE) {
 		mr_spans[page].kind = (uint8_t)kind;
 		mr_spans[page].temp = (uint8_t)temp;
-		mr_spans[page].site = 0;
 	}
 	mr_stats_publish(&mr_heap);
 	pthread_mutex_unlock(&heap_lock);
@@ -133,7 +132,6 @@ uint32_t mr_heap_alloc_huge(uint32_t nregions, uint32_t align_regions, enum mr_t
 	page = mr_buddy_alloc_huge_on(&mr_heap, nregions, align_regions, temp, node);
 	if (page != MR_NONE) {
 		mr_spans[page].temp = (uint8_t)temp;
-		mr_spans[page].site = 0;
 	}
 	mr_stats_publish(&mr_heap);
 	pthread_mutex_unlock(&heap_lock);

@@ -36,11 +36,14 @@ enum mr_span_kind {
 
 struct mr_tcache;
 
-/* struct mr_span - the descriptor of one page of the arena (spans[page index]).
+/* struct mr_span - the descriptor of one page of the arena (spans[page index]), 48
+ * bytes: 1.2% of the arena's extent in use (a slab holds at most 4096 objects, so
+ * its counts fit 16 bits: test-sizeclass checks every class).
  * Every page of an allocated span or slab has @head = the index of its first page;
  * the other fields are meaningful at the head only, except in slabs, whose every
- * page also carries kind, cls, temp and owner so free() reads one descriptor. A FREE kind is only ever set on
- * the head of a block that is in its region's free list of that order. */
+ * page also carries kind, cls, temp and owner so free() reads one descriptor. A FREE
+ * kind is only ever set on the head of a block that is in its region's free list of
+ * that order. */
 struct mr_span {
 	uint32_t head;
 	uint8_t kind;
@@ -49,19 +52,20 @@ struct mr_span {
 	uint8_t temp;
 	uint32_t npages;
 	uint32_t next, prev;		/* free list (buddy) or bin partial list (slab) */
-	uint32_t used;			/* slab: objects handed out and not freed locally */
-	uint32_t capacity;		/* slab: objects it holds */
-	uint32_t bump;			/* slab: objects never handed out start here */
-	uint32_t flags;			/* MR_SLAB_* */
-	void *free_list;		/* slab: locally freed objects (not the bin's) */
-	struct mr_tcache *owner;	/* slab: the cache that allocates from it */
-	uint32_t site;			/* large: site id (0 = unknown) */
 	union {	/* a span is a free head or a slab, never both at once */
 		uint32_t freed_ms;	/* free head with MR_FREE_DIRTY: when freed (ms, wraps) */
 		uint32_t child;		/* partial slab: first child in its bin's partial heap
 					 * (set by partial_add) */
 	};
+	uint16_t used;			/* slab: objects handed out and not freed locally */
+	uint16_t capacity;		/* slab: objects it holds */
+	uint16_t bump;			/* slab: objects never handed out start here */
+	uint16_t flags;			/* MR_SLAB_*, MR_SPAN_ZEROED, MR_FREE_* */
+	void *free_list;		/* slab: locally freed objects (not the bin's) */
+	struct mr_tcache *owner;	/* slab: the cache that allocates from it */
 };
+/* A region's descriptors are whole pages (regions are 256 pages and more). */
+_Static_assert(sizeof(struct mr_span) == 48, "struct mr_span is 48 bytes");
 
 #define MR_SLAB_PARTIAL 1u		/* in its bin's partial list */
 #define MR_SLAB_CURRENT 2u		/* its bin's current slab */

@@ -366,8 +366,8 @@ static void slab_extend(struct mr_bin *b, struct mr_span *s)
 
 	if (n == 0)
 		n = 1;
-	if (n > s->capacity - s->bump)
-		n = s->capacity - s->bump;
+	if (n > (uint32_t)(s->capacity - s->bump))
+		n = (uint32_t)(s->capacity - s->bump);
 	if (n % per_line)
 		per_line = 1;
 	lines = n / per_line;
@@ -384,7 +384,7 @@ static void slab_extend(struct mr_bin *b, struct mr_span *s)
 			o = next;
 		}
 	b->free = first;
-	s->bump += n;
+	s->bump = (uint16_t)(s->bump + n);
 }
 
 /* The bin's current slab (there is one) stops being current: it keeps what is left
@@ -398,7 +398,7 @@ static void bin_retire_current(struct mr_bin *b)
 	b->cur_head = MR_NONE;
 	s->flags &= ~MR_SLAB_CURRENT;
 	s->free_list = b->free;
-	s->used = b->cur_used;
+	s->used = (uint16_t)b->cur_used;
 	b->free = NULL;
 	if (s->used == 0)
 		slab_release(s);
@@ -441,7 +441,7 @@ static struct mr_span *slab_new(struct mr_tcache *tc, unsigned cls, enum mr_temp
 	}
 	s->used = 0;
 	s->bump = 0;
-	s->capacity = (npages << MR_PAGE_SHIFT) / mr_class_size[cls];
+	s->capacity = (uint16_t)((npages << MR_PAGE_SHIFT) / mr_class_size[cls]);
 	s->flags = 0;
 	s->free_list = NULL;
 	return s;

@@ -223,8 +223,8 @@ static int where_chunk(uint64_t vaddr, const uint64_t *e, size_t nr, void *arg)
 
 /* 1 when every present page showed its frame, 0 when frames are hidden (not root).
  * PROT_NONE mappings are not read, as move and record's placement do not read them:
- * they are reservations and guard areas, and one of libmemreg's arena is 260 GiB of
- * address space, whose 520 MiB of pagemap took 0.7 s of CPU a process to read (a
+ * they are reservations and guard areas, and libmemreg's arena is 259 GiB of address
+ * space, whose pagemap (520 MiB when it was 260) took 0.7 s of CPU a process to read (a
  * sampling `memregctl bench` read it twice a second for each process of a kernel
  * build). A page left in a mapping made PROT_NONE after it was written is not
  * counted (memregctl-where(1)). */

@@ -46,8 +46,10 @@ static void test_table_shape(void **state)
 		assert_true(mr_class_size[c] % 16 == 0);
 		if (c)
 			assert_true(mr_class_size[c] > mr_class_size[c - 1]);
-		/* At least 8 objects per slab; slabs fit the smallest region (1 MiB). */
+		/* At least 8 objects per slab, and few enough for the descriptor's 16-bit
+		 * counts (struct mr_span); slabs fit the smallest region (1 MiB). */
 		assert_true(slab / mr_class_size[c] >= 8);
+		assert_true(slab / mr_class_size[c] <= UINT16_MAX);
 		assert_true(mr_class_slab_order[c] <= 8);
 	}
 }
