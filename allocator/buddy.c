@@ -11,14 +11,14 @@
 
 static void bitmap_set(struct mr_heap *h, uint32_t order, uint32_t r)
 {
-	h->bitmap[order][r / 64] |= UINT64_C(1) << (r % 64);
+	h->bitmap[r / 64][order] |= UINT64_C(1) << (r % 64);
 	h->summary[order] |= UINT64_C(1) << (r / 64);
 }
 
 static void bitmap_clear(struct mr_heap *h, uint32_t order, uint32_t r)
 {
-	h->bitmap[order][r / 64] &= ~(UINT64_C(1) << (r % 64));
-	if (!h->bitmap[order][r / 64])
+	h->bitmap[r / 64][order] &= ~(UINT64_C(1) << (r % 64));
+	if (!h->bitmap[r / 64][order])
 		h->summary[order] &= ~(UINT64_C(1) << (r / 64));
 }
 
@@ -32,10 +32,10 @@ static uint32_t bitmap_first(const struct mr_heap *h, uint32_t order, bool highe
 		return MR_NONE;
 	if (highest) {
 		w = 63 - (uint32_t)__builtin_clzll(s);
-		return w * 64 + 63 - (uint32_t)__builtin_clzll(h->bitmap[order][w]);
+		return w * 64 + 63 - (uint32_t)__builtin_clzll(h->bitmap[w][order]);
 	}
 	w = (uint32_t)__builtin_ctzll(s);
-	return w * 64 + (uint32_t)__builtin_ctzll(h->bitmap[order][w]);
+	return w * 64 + (uint32_t)__builtin_ctzll(h->bitmap[w][order]);
 }
 
 /* Lowest (highest) region in [lo, hi) with a free block of order @order or more:
@@ -62,7 +62,7 @@ uint32_t mr_buddy_find_range(const struct mr_heap *h, uint32_t order, uint32_t l
 		w = highest ? 63 - (uint32_t)__builtin_clzll(cand) : (uint32_t)__builtin_ctzll(cand);
 		bits = 0;
 		for (k = order; k <= h->region_order; k++)
-			bits |= h->bitmap[k][w];
+			bits |= h->bitmap[w][k];
 		if (w == wlo)
 			bits &= ~UINT64_C(0) << (lo % 64);
 		if (w == whi) {
@@ -885,7 +885,7 @@ const char *mr_buddy_check(const struct mr_heap *h)
 
 	for (k = 0; k <= h->region_order; k++) {
 		for (w = 0; w < MR_REGION_WORDS; w++)
-			if (!!h->bitmap[k][w] != !!(h->summary[k] & (UINT64_C(1) << w)))
+			if (!!h->bitmap[w][k] != !!(h->summary[k] & (UINT64_C(1) << w)))
 				return "summary bit disagrees with its bitmap word";
 	}
 	for (r = 0; r < h->nregions; r++) {
@@ -900,7 +900,7 @@ const char *mr_buddy_check(const struct mr_heap *h)
 
 		for (k = 0; k <= h->region_order; k++) {
 			uint32_t p = ri->free_head[k], prev = MR_NONE;
-			bool bit = h->bitmap[k][r / 64] & (UINT64_C(1) << (r % 64));
+			bool bit = h->bitmap[r / 64][k] & (UINT64_C(1) << (r % 64));
 
 			if (bit != (p != MR_NONE))
 				return "region bitmap bit disagrees with its free list";

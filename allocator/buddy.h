@@ -92,8 +92,11 @@ struct mr_heap {
 	uint64_t changed[MR_REGION_WORDS];
 	uint64_t changed_summary;
 	const struct mr_heap_ops *ops;
-	uint64_t bitmap[MR_ORDERS][MR_REGION_WORDS];
+	/* Per order, the regions with a free block of that order: summary[k] has bit w
+	 * if bitmap[w][k] has any. Word-major, so a process of fewer than 64 regions
+	 * touches one 152-byte row, on the header's page. */
 	uint64_t summary[MR_ORDERS];
+	uint64_t bitmap[MR_REGION_WORDS][MR_ORDERS];
 	struct mr_region_info regions[MR_MAX_REGIONS];
 };
 

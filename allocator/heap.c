@@ -12,8 +12,8 @@
 #include "allocator/stats.h"
 
 /* Page-aligned: of its half MiB (a region table for 4096 regions) a process with a
- * few regions makes resident the header and bitmaps (4 pages) and its regions'
- * entries, not a page more for straddling (resident size at start-up). */
+ * few regions makes resident the header with the bitmaps' first row (1 page) and its
+ * regions' entries, not a page more for straddling (resident size at start-up). */
 struct mr_heap mr_heap __attribute__((aligned(4096)));
 
 static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -755,7 +755,7 @@ static void test_find_range_words(void **state)
 			s ^= s << 17;
 			r = (uint32_t)(s % MR_MAX_REGIONS);
 			k = (uint32_t)(s >> 32) % (T_ORDER + 1);
-			h->bitmap[k][r / 64] |= UINT64_C(1) << (r % 64);
+			h->bitmap[r / 64][k] |= UINT64_C(1) << (r % 64);
 			h->summary[k] |= UINT64_C(1) << (r / 64);
 		}
 		for (q = 0; q < 2000; q++) {
@@ -775,7 +775,7 @@ static void test_find_range_words(void **state)
 			highest = (s >> 50) & 1;
 			for (r = lo; r < hi; r++)
 				for (kk = k; kk <= T_ORDER; kk++)
-					if (h->bitmap[kk][r / 64] & (UINT64_C(1) << (r % 64)))
+					if (h->bitmap[r / 64][kk] & (UINT64_C(1) << (r % 64)))
 						if (want == MR_NONE || highest)
 							want = r;
 			got = mr_buddy_find_range(h, k, lo, hi, highest);
