@@ -304,18 +304,45 @@ static const struct mr_heap_ops p_ops = {
 	.commit = t_commit, .purge = p_purge, .now_ns = t_now, .purge_pages = p_purge_pages,
 };
 
-static void test_purge_runs(void **state)
+/* A heap of 4 regions of 64 pages, a 1 s delay, the clock at 5 s. */
+static struct mr_heap *p_heap(void)
 {
 	struct mr_heap *h = calloc(1, sizeof(*h));
 	struct mr_span *spans = calloc((size_t)4 * P_PPR, sizeof(*spans));
-	uint32_t a, b, c;
 
-	(void)state;
 	assert_non_null(h);
 	assert_non_null(spans);
 	fake_now = 5000000000u;
 	p_calls = 0;
 	mr_buddy_init(h, (char *)0x100000000, spans, P_ORDER, 4, 1000000000u, &p_ops);
+	return h;
+}
+
+/* The @calls-th purge of free pages so far was [page, page + npages), MADV_DONTNEED. */
+static void expect_purged(uint32_t calls, uint32_t page, uint32_t npages)
+{
+	assert_int_equal(p_calls, calls);
+	assert_int_equal(p_page, page);
+	assert_int_equal(p_npages, npages);
+	assert_false(p_lazy);
+}
+
+/* @npages allocated again land at @page, clean: calloc need not clear them. */
+static uint32_t expect_clean_alloc(struct mr_heap *h, uint32_t npages, uint32_t page)
+{
+	uint32_t got = mr_buddy_alloc(h, npages, 0, MR_TEMP_NORMAL);
+
+	assert_int_equal(got, page);
+	assert_true(h->spans[got].flags & MR_SPAN_ZEROED);
+	return got;
+}
+
+static void test_purge_runs(void **state)
+{
+	struct mr_heap *h = p_heap();
+	uint32_t a, b, c;
+
+	(void)state;
 	a = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
 	b = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
 	c = mr_buddy_alloc(h, 4, 0, MR_TEMP_NORMAL);
@@ -332,16 +359,11 @@ static void test_purge_runs(void **state)
 	assert_int_equal(p_calls, 0);
 	fake_now += 1;
 	assert_int_equal(mr_buddy_decay(h, false), 16);	/* b, not c's 4 pages */
-	assert_int_equal(p_calls, 1);
-	assert_int_equal(p_page, 16);
-	assert_int_equal(p_npages, 16);
-	assert_false(p_lazy);
+	expect_purged(1, 16, 16);
 	assert_int_equal(h->nruns_pending, 0);
 	expect_ok(h, "purged");
 	/* Purged with MADV_DONTNEED: clean, calloc need not clear it. */
-	b = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
-	assert_int_equal(b, 16);
-	assert_true(h->spans[b].flags & MR_SPAN_ZEROED);
+	b = expect_clean_alloc(h, 16, 16);
 	/* Used, freed, purged with MADV_FREE: never clean. */
 	h->lazy_purge = 1;
 	mr_buddy_free(h, b, 16);
@@ -362,8 +384,7 @@ static void test_purge_runs(void **state)
 	assert_int_equal(p_calls, 2);
 	assert_false(p_lazy);
 	assert_int_equal(mr_buddy_decay(h, true), 0);
-	b = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
-	assert_true(h->spans[b].flags & MR_SPAN_ZEROED);
+	b = expect_clean_alloc(h, 16, 16);
 	/* A block freed later than its buddy: the merged block is due after the later. */
 	mr_buddy_free(h, b, 16);		/* [16, 32) at t */
 	fake_now += 500000000u;
@@ -385,16 +406,10 @@ static void test_purge_runs(void **state)
  *   region 0 (64 pages): [a 0-15][b 16-31][c 32-47][d 48-63], region 1: [e 64-79] */
 static void test_dirty_share(void **state)
 {
-	struct mr_heap *h = calloc(1, sizeof(*h));
-	struct mr_span *spans = calloc((size_t)4 * P_PPR, sizeof(*spans));
+	struct mr_heap *h = p_heap();
 	uint32_t a, b, c, d, e;
 
 	(void)state;
-	assert_non_null(h);
-	assert_non_null(spans);
-	fake_now = 5000000000u;
-	p_calls = 0;
-	mr_buddy_init(h, (char *)0x100000000, spans, P_ORDER, 4, 1000000000u, &p_ops);
 	h->dirty_pct = 25;
 	h->dirty_min_pages = 16;
 	h->dirty_age_ms = 10;
@@ -425,24 +440,18 @@ static void test_dirty_share(void **state)
 	 * own); the share is passed and [0, 32), free 10 ms, goes; d (5 ms) stays. */
 	fake_now += 5000000u;
 	mr_buddy_free(h, e, 16);
-	assert_int_equal(p_calls, 1);
-	assert_int_equal(p_page, 0);
-	assert_int_equal(p_npages, 32);
-	assert_false(p_lazy);
+	expect_purged(1, 0, 32);
 	assert_int_equal(h->dirty_pages, 16 + 64);
 	assert_int_equal(h->regions[1].pending, 1);
 	expect_ok(h, "share passed");
 	/* What the share left still goes after the delay: d and region 1. */
 	fake_now += 1000000000u;
 	assert_int_equal(mr_buddy_decay(h, false), 16 + 64);
-	assert_int_equal(p_calls, 2);
-	assert_int_equal(p_page, 48);
+	expect_purged(2, 48, 16);
 	assert_int_equal(h->dirty_pages, 0);
 	expect_ok(h, "delay");
 	/* Purged with MADV_DONTNEED: clean again. */
-	a = mr_buddy_alloc(h, 32, 0, MR_TEMP_NORMAL);
-	assert_int_equal(a, 0);
-	assert_true(h->spans[a].flags & MR_SPAN_ZEROED);
+	a = expect_clean_alloc(h, 32, 0);
 	/* Off (dirty_pct 0): only the delay purges, however much is dirty. */
 	h->dirty_pct = 0;
 	fake_now += 1000000u;
