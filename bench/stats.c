@@ -101,7 +101,7 @@ void mr_bench_interleave(unsigned nr_configs, unsigned runs, unsigned *order)
 
 	for (r = 0; r < runs; r++)
 		for (c = 0; c < nr_configs; c++)
-			order[r * nr_configs + c] = c;
+			order[r * nr_configs + c] = r % 2 ? nr_configs - 1 - c : c;
 }
 
 int mr_bench_kernbench_line(char *buf, size_t len, const char *name,

@@ -48,9 +48,11 @@ int mr_bench_overhead(const struct mr_bench_summary *base, const struct mr_bench
  * tabulated, interpolated in 1/df between rows, 1.95996 as df grows without bound). */
 double mr_bench_t975(double df);
 /*
- * The run order: @runs rounds, each running every configuration once, in order
- * (ABAB... for two), so that a drift of a shared machine over time falls on every
- * configuration alike. @order gets @nr_configs * @runs configuration indexes.
+ * The run order: @runs rounds, each running every configuration once, forwards in
+ * even rounds and backwards in odd ones (ABBAAB... for two), so that a drift of a
+ * shared machine over time falls on every configuration alike, and a steady one
+ * favours each side of a round's pairs in turn rather than always the later.
+ * @order gets @nr_configs * @runs configuration indexes.
  */
 void mr_bench_interleave(unsigned nr_configs, unsigned runs, unsigned *order);
 /* kernbench's line: "NAME MEAN (STDDEV)", each as awk prints a number (%.6g). */

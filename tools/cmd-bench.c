@@ -22,7 +22,7 @@ static void usage(FILE *f)
 "       memregctl bench --suite NAME [OPTIONS]\n"
 "       memregctl bench --bench-file FILE [OPTIONS]\n"
 "Run WORKLOAD (one argument: a shell command; several: a command and its\n"
-"arguments) under each configuration, RUNS times each, interleaved (ABAB...)\n"
+"arguments) under each configuration, RUNS times each, interleaved (ABBAAB...)\n"
 "after WARMUP warm-up rounds, and print kernbench's block per configuration\n"
 "(\"Average ... Run (std deviation):\", \"Elapsed Time 574.66 (2.31846)\" ...),\n"
 "then one table per metric in the DAMOS evaluation layout: workloads down,\n"

@@ -147,7 +147,7 @@ static void test_overhead_interval(void **state)
 
 static void test_interleave(void **state)
 {
-	unsigned order[6], want[6] = { 0, 1, 0, 1, 0, 1 }, order3[6], want3[6] = { 0, 1, 2, 0, 1, 2 };
+	unsigned order[6], want[6] = { 0, 1, 1, 0, 0, 1 }, order3[6], want3[6] = { 0, 1, 2, 2, 1, 0 };
 
 	(void)state;
 	mr_bench_interleave(2, 3, order);
