@@ -91,12 +91,19 @@ uint32_t mr_buddy_find(const struct mr_heap *h, uint32_t order, bool highest)
 	return best;
 }
 
-/* A free block of @order in state @st joins (@sign 1) or leaves (-1) the dirty pages
- * the share rule counts: those the decay could purge (MR_PURGE_ORDER and up). */
+/* The pages a free block of @order in state @st adds to the dirty share: those the
+ * decay could purge (dirty, MR_PURGE_ORDER and up), else none. */
+static uint32_t dirty_pages_of(uint32_t order, uint32_t st)
+{
+	return (st & MR_FREE_DIRTY) && order >= MR_PURGE_ORDER ? ORDER_PAGES(order) : 0;
+}
+
+/* A free block of @order in state @st joins (@sign 1) or leaves (-1) the dirty pages. */
 static void dirty_count(struct mr_heap *h, uint32_t order, uint32_t st, int sign)
 {
-	if ((st & MR_FREE_DIRTY) && order >= MR_PURGE_ORDER)
-		h->dirty_pages += sign > 0 ? ORDER_PAGES(order) : -(uint64_t)ORDER_PAGES(order);
+	uint64_t n = dirty_pages_of(order, st);
+
+	h->dirty_pages = sign > 0 ? h->dirty_pages + n : h->dirty_pages - n;
 }
 
 /* Push the free block (page, order) of state @st (MR_FREE_*), freed at @freed_ms. */
@@ -923,8 +930,7 @@ const char *mr_buddy_check(const struct mr_heap *h)
 					if (h->spans[q].kind == MR_SPAN_FREE)
 						return "free blocks overlap";
 				free_pages += ORDER_PAGES(k);
-				if ((s->flags & MR_FREE_DIRTY) && k >= MR_PURGE_ORDER)
-					dirty += ORDER_PAGES(k);
+				dirty += dirty_pages_of(k, s->flags);
 			}
 		}
 		if (ri->state == MR_REGION_ACTIVE &&
