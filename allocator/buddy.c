@@ -38,6 +38,55 @@ static uint32_t bitmap_first(const struct mr_heap *h, uint32_t order, bool highe
 	return w * 64 + (uint32_t)__builtin_ctzll(h->bitmap[w][order]);
 }
 
+/* ---- a region's untouched top (mr_region_info.fresh) ----
+ * It is the free blocks [fresh, end) would split into, none of them written: the
+ * bitmaps show it at the largest order it can hand out aligned, which covers every
+ * smaller one (a search asks for an order or more). */
+
+static uint32_t align_up(uint32_t v, uint32_t order)
+{
+	return (v + ORDER_PAGES(order) - 1) & ~(ORDER_PAGES(order) - 1);
+}
+
+/* The largest order the untouched top of @ri can hand out, MR_NONE if it is empty. */
+static uint32_t fresh_order(const struct mr_heap *h, const struct mr_region_info *ri)
+{
+	uint32_t k = h->region_order + 1;
+
+	while (k-- > 0)
+		if (align_up(ri->fresh, k) + ORDER_PAGES(k) <= ORDER_PAGES(h->region_order))
+			return k;
+	return MR_NONE;
+}
+
+/* The order of the first block of order @k or more the untouched top of @ri would
+ * split into (it starts at the top's bottom aligned to 2^@k), MR_NONE if none: a
+ * search for the smallest free block that fits weighs it against the lists. */
+static uint32_t fresh_fit(const struct mr_heap *h, const struct mr_region_info *ri, uint32_t k)
+{
+	uint32_t at = align_up(ri->fresh, k);
+
+	if (at >= ORDER_PAGES(h->region_order))
+		return MR_NONE;
+	return at ? (uint32_t)__builtin_ctz(at) : h->region_order;
+}
+
+/* Region @r's untouched top now starts at offset @fresh. */
+static void set_fresh(struct mr_heap *h, uint32_t r, uint32_t fresh)
+{
+	struct mr_region_info *ri = &h->regions[r];
+	uint32_t old = fresh_order(h, ri), k;
+
+	ri->fresh = fresh;
+	k = fresh_order(h, ri);
+	if (k == old)
+		return;
+	if (old != MR_NONE && ri->free_head[old] == MR_NONE)
+		bitmap_clear(h, old, r);
+	if (k != MR_NONE)
+		bitmap_set(h, k, r);
+}
+
 /* Lowest (highest) region in [lo, hi) with a free block of order @order or more:
  * the union of those orders' summary words narrows the search to bitmap words with a
  * bit set in one of them, and the union of their bitmap words finds the region. One
@@ -142,7 +191,7 @@ static void list_del(struct mr_heap *h, uint32_t page)
 		ri->free_head[order] = s->next;
 	if (s->next != MR_NONE)
 		h->spans[s->next].prev = s->prev;
-	if (ri->free_head[order] == MR_NONE)
+	if (ri->free_head[order] == MR_NONE && order != fresh_order(h, ri))
 		bitmap_clear(h, order, r);
 	s->kind = MR_SPAN_NONE;
 }
@@ -314,10 +363,19 @@ static uint64_t decay_runs(struct mr_heap *h, uint64_t now_ns, enum purge_mode m
 static void free_block(struct mr_heap *h, uint32_t page, uint32_t order, uint32_t st,
 		       uint32_t freed_ms)
 {
+	uint32_t r = mr_page_region(h, page), rp = r << h->region_order;
+
 	while (order < h->region_order) {
 		uint32_t buddy = page ^ ORDER_PAGES(order);
 		struct mr_span *b = &h->spans[buddy];
 
+		if (buddy - rp == h->regions[r].fresh) {
+			/* The buddy is the untouched top's first block: the merged block
+			 * is as unclean as this one, the top starts after it. */
+			set_fresh(h, r, buddy + ORDER_PAGES(order) - rp);
+			order++;
+			continue;
+		}
 		if (b->kind != MR_SPAN_FREE || b->order != order)
 			break;
 		if ((b->flags & MR_FREE_DIRTY) &&
@@ -334,8 +392,10 @@ static void free_block(struct mr_heap *h, uint32_t page, uint32_t order, uint32_
 	list_push(h, page, order, st, freed_ms);
 }
 
-/* Free [page, page + n), dirty since @freed_ms, as maximal aligned blocks. */
-static void free_range(struct mr_heap *h, uint32_t page, uint32_t n, uint32_t freed_ms)
+/* Free [page, page + n) in state @st (MR_FREE_*), dirty since @freed_ms, as maximal
+ * aligned blocks. */
+static void free_range(struct mr_heap *h, uint32_t page, uint32_t n, uint32_t st,
+		       uint32_t freed_ms)
 {
 	uint32_t end = page + n;
 
@@ -347,7 +407,7 @@ static void free_range(struct mr_heap *h, uint32_t page, uint32_t n, uint32_t fr
 		while (page + ORDER_PAGES(k) > end)
 			k--;
 		h->spans[page].kind = MR_SPAN_NONE;
-		free_block(h, page, k, MR_FREE_UNCLEAN | MR_FREE_DIRTY, freed_ms);
+		free_block(h, page, k, st, freed_ms);
 		page += ORDER_PAGES(k);
 	}
 }
@@ -417,13 +477,13 @@ static bool grow_heap(struct mr_heap *h, uint32_t more)
 static int open_region(struct mr_heap *h, uint32_t r)
 {
 	struct mr_region_info *ri = &h->regions[r];
-	uint32_t page = r << h->region_order;
 
 	if (commit_region(h, r) != 0)
 		return -1;
 	ri->state = MR_REGION_ACTIVE;
 	ri->purged = 1;		/* fresh: nothing resident yet */
-	list_push(h, page, h->region_order, 0, 0);
+	ri->fresh = ORDER_PAGES(h->region_order);
+	set_fresh(h, r, 0);	/* all of it untouched */
 	changed(h, r);
 	return 0;
 }
@@ -535,6 +595,23 @@ static void carve(struct mr_heap *h, uint32_t page, uint32_t order, uint32_t lo,
 	carve(h, page + half, order - 1, lo, hi, st, freed_ms);
 }
 
+/* Take [page, page + npages) at the bottom of region @r's untouched top, aligned to
+ * 2^@order pages: the pages skipped to align it become clean free blocks (their heads
+ * on the descriptors just below the span's), the rest of the top stays untouched. */
+static uint32_t take_fresh(struct mr_heap *h, uint32_t r, uint32_t npages, uint32_t order)
+{
+	struct mr_region_info *ri = &h->regions[r];
+	uint32_t rp = r << h->region_order, from = ri->fresh, at = align_up(from, order);
+
+	if (at + ORDER_PAGES(order) > ORDER_PAGES(h->region_order))
+		return MR_NONE;
+	if (commit_pages(h, rp + at, npages) != 0)
+		return MR_NONE;
+	set_fresh(h, r, at + npages);
+	free_range(h, rp + from, at - from, 0, 0);
+	return rp + at;
+}
+
 uint32_t mr_buddy_alloc(struct mr_heap *h, uint32_t npages, uint32_t align_order,
 			enum mr_temp temp)
 {
@@ -545,7 +622,7 @@ uint32_t mr_buddy_alloc_on(struct mr_heap *h, uint32_t npages, uint32_t align_or
 			   enum mr_temp temp, uint32_t node)
 {
 	uint32_t order = npages <= 1 ? 0 : 32 - (uint32_t)__builtin_clz(npages - 1);
-	uint32_t r, k, page, st, freed_ms;
+	uint32_t r, k, kf, page, st, freed_ms;
 
 	if (align_order > order)
 		order = align_order;
@@ -554,18 +631,28 @@ uint32_t mr_buddy_alloc_on(struct mr_heap *h, uint32_t npages, uint32_t align_or
 	r = pick_region(h, order, temp, node);
 	if (r == MR_NONE)
 		return MR_NONE;
+	/* The smallest free block that fits, listed or in the untouched top (a listed
+	 * one if both: its pages may be resident already). */
 	for (k = order; k <= h->region_order; k++)
 		if (h->regions[r].free_head[k] != MR_NONE)
 			break;
-	if (k > h->region_order)
+	kf = fresh_fit(h, &h->regions[r], order);
+	if (kf != MR_NONE && kf < k) {
+		page = take_fresh(h, r, npages, order);
+		if (page == MR_NONE)
+			return MR_NONE;
+		st = 0;
+	} else if (k > h->region_order) {
 		return MR_NONE;
-	page = h->regions[r].free_head[k];
-	if (commit_pages(h, page, npages) != 0)
-		return MR_NONE;
-	st = h->spans[page].flags;
-	freed_ms = h->spans[page].freed_ms;
-	list_del(h, page);
-	carve(h, page, k, page, page + npages, st, freed_ms);
+	} else {
+		page = h->regions[r].free_head[k];
+		if (commit_pages(h, page, npages) != 0)
+			return MR_NONE;
+		st = h->spans[page].flags;
+		freed_ms = h->spans[page].freed_ms;
+		list_del(h, page);
+		carve(h, page, k, page, page + npages, st, freed_ms);
+	}
 	h->spans[page].head = page;
 	h->spans[page].npages = npages;
 	/* calloc clears only what may not read zero. */
@@ -579,7 +666,7 @@ void mr_buddy_free(struct mr_heap *h, uint32_t page, uint32_t npages)
 	uint32_t r = mr_page_region(h, page);
 	uint64_t now_ns = h->ops->now_ns();
 
-	free_range(h, page, npages, ms_of(now_ns));
+	free_range(h, page, npages, MR_FREE_UNCLEAN | MR_FREE_DIRTY, ms_of(now_ns));
 	runs_schedule(h, r, now_ns);
 	account(h, r, -(int64_t)npages);
 	if ((h->npending && now_ns >= h->next_decay_ns) || now_ns >= h->runs_due_ns)
@@ -608,11 +695,16 @@ static uint32_t free_block_of(const struct mr_heap *h, uint32_t page)
 bool mr_buddy_grow(struct mr_heap *h, uint32_t page, uint32_t old_npages, uint32_t new_npages)
 {
 	uint32_t lo = page + old_npages, hi = page + new_npages, x, r = mr_page_region(h, page);
+	uint32_t top;
 
 	if (new_npages <= old_npages)
 		return true;
 	if (mr_page_region(h, hi - 1) != r)
 		return false;
+	/* Free blocks up to the untouched top, then the top itself. */
+	top = (r << h->region_order) + h->regions[r].fresh;
+	if (top < hi)
+		hi = top;	/* >= lo: the span is below the top */
 	for (x = lo; x < hi;) {
 		uint32_t b = free_block_of(h, x);
 
@@ -620,7 +712,7 @@ bool mr_buddy_grow(struct mr_heap *h, uint32_t page, uint32_t old_npages, uint32
 			return false;
 		x = b + ORDER_PAGES(h->spans[b].order);
 	}
-	if (commit_pages(h, lo, hi - lo) != 0)
+	if (commit_pages(h, lo, new_npages - old_npages) != 0)
 		return false;
 	for (x = lo; x < hi;) {
 		uint32_t b = free_block_of(h, x), k = h->spans[b].order;
@@ -630,6 +722,8 @@ bool mr_buddy_grow(struct mr_heap *h, uint32_t page, uint32_t old_npages, uint32
 		carve(h, b, k, lo, hi, st, freed_ms);
 		x = b + ORDER_PAGES(k);
 	}
+	if (page + new_npages > top)
+		set_fresh(h, r, page + new_npages - (r << h->region_order));
 	h->spans[page].npages = new_npages;
 	account(h, r, new_npages - old_npages);
 	return true;
@@ -659,9 +753,9 @@ static int take_regions(struct mr_heap *h, uint32_t first, uint32_t n)
 	for (r = first; r < first + n; r++) {
 		struct mr_region_info *ri = &h->regions[r];
 
-		/* A free region is one clean block if fresh or purged (whole, or its
-		 * runs by trim or the decay with MADV_DONTNEED). */
-		if (ri->state != MR_REGION_UNUSED &&
+		/* A free region is untouched whole, or one block, clean if purged
+		 * (its runs by trim or the decay with MADV_DONTNEED). */
+		if (ri->state != MR_REGION_UNUSED && ri->fresh &&
 		    (h->spans[r << h->region_order].flags & MR_FREE_UNCLEAN))
 			zero = 0;
 		if (ri->state == MR_REGION_UNUSED && open_region(h, r) != 0)
@@ -670,7 +764,10 @@ static int take_regions(struct mr_heap *h, uint32_t first, uint32_t n)
 			return -1;
 	}
 	for (r = first; r < first + n; r++) {
-		list_del(h, r << h->region_order);
+		if (h->regions[r].fresh)
+			list_del(h, r << h->region_order);
+		else
+			set_fresh(h, r, ORDER_PAGES(h->region_order));
 		h->regions[r].state = MR_REGION_HUGE;
 		account(h, r, ORDER_PAGES(h->region_order));
 	}
@@ -773,7 +870,8 @@ static void release_regions(struct mr_heap *h, uint32_t first, uint32_t n)
 		ri->purged = 1;	/* before account(): a purged region is not queued for decay */
 		account(h, r, -(int64_t)ORDER_PAGES(h->region_order));
 		ri->huge_regions = 0;
-		list_push(h, r << h->region_order, h->region_order, 0, 0);
+		h->spans[r << h->region_order].kind = MR_SPAN_NONE;	/* the run's head */
+		set_fresh(h, r, 0);
 	}
 }
 
@@ -818,16 +916,14 @@ void mr_buddy_shrink_huge(struct mr_heap *h, uint32_t page, uint32_t new_nregion
 	h->spans[page].npages = new_nregions << h->region_order;
 }
 
-static void rewrite_top_block(struct mr_heap *h, uint32_t r)
+/* Region @r, entirely free, was purged: it is untouched again. Its one block's
+ * head is dropped without reading it (the purge may have dropped the descriptors:
+ * the list head and the bitmaps live in the heap). */
+static void reset_fresh(struct mr_heap *h, uint32_t r)
 {
-	struct mr_span *s = &h->spans[r << h->region_order];
-
-	s->kind = MR_SPAN_FREE;
-	s->order = (uint8_t)h->region_order;
-	s->head = r << h->region_order;
-	s->next = s->prev = MR_NONE;
-	s->flags = 0;		/* clean: its pages were purged with MADV_DONTNEED */
-	s->freed_ms = 0;
+	h->regions[r].free_head[h->region_order] = MR_NONE;
+	h->spans[r << h->region_order].kind = MR_SPAN_NONE;
+	set_fresh(h, r, 0);
 }
 
 /* Entirely free regions free for @delay_ns or more (the decay delay; 0 for
@@ -855,9 +951,7 @@ static uint64_t decay_regions(struct mr_heap *h, uint64_t now, uint64_t delay_ns
 		ri->purged = 1;
 		changed(h, r);
 		given += ORDER_PAGES(h->region_order);
-		/* The purge may have dropped the region's descriptors: rewrite its only
-		 * block's (the list head and the bitmaps live in the heap, untouched). */
-		rewrite_top_block(h, r);
+		reset_fresh(h, r);
 	}
 	h->next_decay_ns = next;
 	return given;
@@ -897,20 +991,26 @@ const char *mr_buddy_check(const struct mr_heap *h)
 	}
 	for (r = 0; r < h->nregions; r++) {
 		const struct mr_region_info *ri = &h->regions[r];
-		uint32_t free_pages = 0;
+		uint32_t free_pages = 0, rp = r << h->region_order, fo = fresh_order(h, ri);
 
 		if (ri->state == MR_REGION_UNUSED) {
 			if (ri->used_pages)
 				return "pages used in a region never opened";
 			continue;
 		}
+		if (ri->fresh > ORDER_PAGES(h->region_order))
+			return "untouched top beyond its region";
+		if (ri->state != MR_REGION_ACTIVE && fo != MR_NONE)
+			return "untouched top in a region not active";
+		if (ri->state == MR_REGION_ACTIVE)
+			free_pages = ORDER_PAGES(h->region_order) - ri->fresh;
 
 		for (k = 0; k <= h->region_order; k++) {
 			uint32_t p = ri->free_head[k], prev = MR_NONE;
 			bool bit = h->bitmap[r / 64][k] & (UINT64_C(1) << (r % 64));
 
-			if (bit != (p != MR_NONE))
-				return "region bitmap bit disagrees with its free list";
+			if (bit != (p != MR_NONE || (k == fo && ri->state == MR_REGION_ACTIVE)))
+				return "region bitmap bit disagrees with its free list and top";
 			for (; p != MR_NONE; prev = p, p = h->spans[p].next) {
 				const struct mr_span *s = &h->spans[p];
 				uint32_t q, buddy = p ^ ORDER_PAGES(k);
@@ -926,6 +1026,10 @@ const char *mr_buddy_check(const struct mr_heap *h)
 				if (k < h->region_order && h->spans[buddy].kind == MR_SPAN_FREE &&
 				    h->spans[buddy].order == k)
 					return "two free buddies not coalesced";
+				if (p + ORDER_PAGES(k) > rp + ri->fresh)
+					return "free block in the untouched top";
+				if (k < h->region_order && buddy > p && buddy - rp == ri->fresh)
+					return "free block not merged with the untouched top";
 				for (q = p + 1; q < p + ORDER_PAGES(k); q++)
 					if (h->spans[q].kind == MR_SPAN_FREE)
 						return "free blocks overlap";

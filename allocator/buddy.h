@@ -23,6 +23,14 @@ struct mr_region_info {
 	uint8_t purged;			/* entirely free and returned to the OS */
 	uint8_t pending;		/* entirely free, waiting for the decay delay */
 	uint8_t touched;		/* ever held data */
+	/* Pages [fresh, 2^region_order) of the region (an offset in it) are its
+	 * untouched top: free, reading zero, with no free-block head written in
+	 * their descriptors. Allocations take from the lists first, then from the
+	 * top's bottom; a block freed just below it coalesces with the top's first
+	 * block, and the top starts above the merged block. So heads are written only
+	 * next to spans handed out: the split of a whole region would write one on a
+	 * descriptor page in every power of two (32 KiB of a process's first region). */
+	uint32_t fresh;
 	uint64_t empty_since_ns;
 	uint64_t committed;		/* commit chunks (2^chunk_order pages) made writable */
 	uint64_t runs_due_ns;		/* the first of its dirty free blocks is due then */

@@ -557,7 +557,7 @@ static void site_map_emit(struct wbuf *w)
 		if (h->regions[r].state == MR_REGION_UNUSED || !h->regions[r].used_pages)
 			continue;
 		page = r << h->region_order;
-		end = page + (UINT32_C(1) << h->region_order);
+		end = page + h->regions[r].fresh;	/* above: untouched, no heads */
 		while (page < end) {
 			const struct mr_span *s = &h->spans[page];
 			uint32_t np = 1;

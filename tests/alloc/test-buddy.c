@@ -194,17 +194,18 @@ static void test_align_and_grow(void **state)
 {
 	static const struct step steps[] = {
 		{ ALLOC, 1, 0, MR_TEMP_NORMAL, 0, 0, "page 0" },
-		{ ALLOC, 1, 3, MR_TEMP_NORMAL, 0, 8, "1 page aligned to 8 pages" },
-		{ GROW, 8, 1, 0, 5, 0, "grow 1 -> 5 pages in place" },
-		/* Within a region the newest free block of the smallest order goes
-		 * first (13, split off by the growth), not the lowest address. */
-		{ ALLOC, 1, 0, MR_TEMP_NORMAL, 0, 13, "page 13" },
+		{ ALLOC, 1, 3, MR_TEMP_NORMAL, 0, 8, "1 page aligned to 8 pages: 1..7 free below" },
+		{ GROW, 8, 1, 0, 5, 0, "grow 1 -> 5 pages in place, into the untouched top" },
+		/* The smallest free block that fits, a listed one before the untouched
+		 * top's (13..15) when they are the same order. */
+		{ ALLOC, 1, 0, MR_TEMP_NORMAL, 0, 1, "page 1, skipped by the alignment" },
+		{ ALLOC, 4, 0, MR_TEMP_NORMAL, 0, 4, "4 pages: 4..7" },
+		{ ALLOC, 2, 0, MR_TEMP_NORMAL, 0, 2, "2 pages: 2..3" },
+		{ ALLOC, 1, 0, MR_TEMP_NORMAL, 0, 13, "page 13: the top, once the blocks are used" },
 		{ NOGROW, 8, 5, 0, 6, 0, "8..12 cannot grow over page 13" },
 		{ FREE, 13, 1, 0, 0, 0, "free page 13" },
-		{ GROW, 8, 5, 0, 8, 0, "grow 5 -> 8 pages: up to the region's end" },
+		{ GROW, 8, 5, 0, 8, 0, "grow 5 -> 8 pages: page 13 and the top, to the region's end" },
 		{ NOGROW, 8, 8, 0, 9, 0, "no growth across a region boundary" },
-		{ ALLOC, 2, 0, MR_TEMP_NORMAL, 0, 2, "2 pages" },
-		{ ALLOC, 1, 0, MR_TEMP_NORMAL, 0, 1, "page 1" },
 		{ NOGROW, 0, 1, 0, 2, 0, "page 0 cannot grow over page 1" },
 		{ FREE, 8, 8, 0, 0, 0, "free the grown span" },
 		{ ALLOC, 8, 3, MR_TEMP_NORMAL, 0, 8, "its 8 pages again, coalesced" },
@@ -674,27 +675,153 @@ static void test_grow_and_chunks(void **state)
 	free(h);
 }
 
-/* Random allocations and frees: invariants after every step, no page owned twice,
- * and everything coalesced at the end. */
+/* A fresh region's first spans write heads on the descriptors around them only, not
+ * on one descriptor page in every power of two (the split of a whole region does:
+ * pages 16, 32, ..., 2048 of a 4096-page region's descriptors, 6 of 48 pages). */
+static void test_fresh_top(void **state)
+{
+	static const uint32_t want[] = { 0, 1, 2, 4, 16, 32, 48, 7 };
+	static const uint32_t sizes[] = { 1, 1, 2, 3, 16, 16, 9, 1 };
+	const uint32_t order = 12, ppr = 1u << order;
+	size_t bytes = (size_t)2 * ppr * sizeof(struct mr_span), pg;
+	struct mr_heap *h = calloc(1, sizeof(*h));
+	unsigned char *d = aligned_alloc(4096, bytes);
+	unsigned i, written = 0;
+
+	(void)state;
+	assert_non_null(h);
+	assert_non_null(d);
+	memset(d, 0, bytes);
+	mr_buddy_init(h, (char *)0x100000000, (struct mr_span *)(void *)d, order, 2,
+		      UINT64_MAX / 2, &t_ops);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint32_t got = mr_buddy_alloc(h, sizes[i], 0, MR_TEMP_NORMAL);
+
+		if (got != want[i])
+			fail_msg("span %u (%u pages): page %u, want %u", i, sizes[i], got, want[i]);
+		assert_true(h->spans[got].flags & MR_SPAN_ZEROED);
+		expect_ok(h, "a span from the fresh region");
+		if (i + 2 != sizeof(sizes) / sizeof(sizes[0]))
+			continue;
+		/* Before the last, a page skipped by an alignment (the buddy heap
+		 * would give the newest free page, 57). */
+		for (pg = 0; pg < bytes / 4096; pg++) {
+			size_t j;
+
+			for (j = 0; j < 4096 && !d[pg * 4096 + j]; j++)
+				;
+			written += j < 4096;
+		}
+		print_message("descriptor pages written: %u of %zu\n", written, bytes / 4096);
+		assert_int_equal(written, 1);
+	}
+	/* All of it back: one free block again, given back whole by the decay. */
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		mr_buddy_free(h, want[i], sizes[i]);
+	expect_ok(h, "all freed");
+	assert_int_equal(h->regions[0].free_head[order], 0);
+	assert_int_equal(h->regions[0].fresh, ppr);
+	assert_int_equal(mr_buddy_decay(h, true), ppr);
+	expect_ok(h, "decayed");
+	assert_int_equal(h->regions[0].fresh, 0);
+	assert_int_equal(h->regions[0].free_head[order], MR_NONE);
+	assert_int_equal(mr_buddy_alloc(h, ppr, 0, MR_TEMP_NORMAL), 0);
+	assert_true(h->spans[0].flags & MR_SPAN_ZEROED);
+	free(d);
+	free(h);
+}
+
+/* Random allocations, frees, growth in place and huge runs: invariants after every
+ * step, no page owned twice, no span said to read zero (MR_SPAN_ZEROED) holding a page
+ * written since it was last purged (the model: every page handed out is written; a
+ * purge with MADV_DONTNEED clears it), and everything coalesced at the end. */
+static uint8_t r_written[T_REGIONS * T_PPR];
+
+static void r_purge(struct mr_heap *h, uint32_t r, uint32_t n)
+{
+	t_purge(h, r, n);
+	memset(&r_written[r * T_PPR], 0, (size_t)n * T_PPR);
+}
+
+static void r_purge_pages(struct mr_heap *h, uint32_t page, uint32_t npages, bool lazy)
+{
+	(void)h;
+	if (!lazy)
+		memset(&r_written[page], 0, npages);
+}
+
+static const struct mr_heap_ops r_ops = {
+	.commit = t_commit, .purge = r_purge, .now_ns = t_now, .purge_pages = r_purge_pages,
+};
+
+/* Pages [p, p + n) handed out at @step: none owned, none written if the span says
+ * it reads zero; then owned and written. */
+static void r_take(const struct mr_heap *h, uint32_t *owner, uint32_t p, uint32_t n,
+		   unsigned step)
+{
+	bool zeroed = h->spans[p].flags & MR_SPAN_ZEROED;
+	uint32_t i;
+
+	for (i = p; i < p + n; i++) {
+		if (owner[i])
+			fail_msg("step %u: page %u handed out twice", step, i);
+		if (zeroed && r_written[i])
+			fail_msg("step %u: span %u said to read zero, page %u written", step, p, i);
+		owner[i] = step;
+		r_written[i] = 1;
+	}
+}
+
 static void test_random(void **state)
 {
 	struct mr_heap *h = new_heap(UINT64_MAX / 2);
 	static uint32_t owner[T_REGIONS * T_PPR];
-	struct { uint32_t page, n; } live[256];
-	unsigned nlive = 0, i, step;
+	struct { uint32_t page, n; bool huge; } live[256];
+	unsigned nlive = 0, i, step, grown = 0, huge = 0;
 	uint64_t s = 12345;
 
 	(void)state;
+	h->ops = &r_ops;
 	/* The dirty share on, with no minimum age: entirely free regions go at once
 	 * when more than a tenth of the pages are dirty (the delay never comes). */
 	h->dirty_pct = 10;
 	h->dirty_min_pages = T_PPR;
 	memset(owner, 0, sizeof(owner));
+	memset(r_written, 0, sizeof(r_written));
 	for (step = 1; step < 20000; step++) {
+		/* Every fourth thousand steps mostly frees: regions empty, are given
+		 * back (the dirty share) and come back untouched, and huge runs fit. */
+		bool draining = step / 1000 % 4 == 3;
+
 		s ^= s << 13;
 		s ^= s >> 7;
 		s ^= s << 17;
-		if (nlive < 256 && (s % 3 != 0 || nlive == 0)) {
+		if (nlive && s % 13 == 0) {
+			/* Grow a span in place by 1-4 pages, if its neighbours are free. */
+			unsigned k = (unsigned)(s >> 12) % nlive;
+			uint32_t more = (uint32_t)(s >> 40) % 4 + 1, end = live[k].page + live[k].n;
+
+			if (live[k].huge || !mr_buddy_grow(h, live[k].page, live[k].n, live[k].n + more))
+				continue;
+			for (i = end; i < end + more; i++) {
+				if (owner[i])
+					fail_msg("step %u: page %u grown over, owned", step, i);
+				owner[i] = step;
+				r_written[i] = 1;
+			}
+			live[k].n += more;
+			grown++;
+		} else if (nlive < 256 && s % 89 == 1) {
+			uint32_t p = mr_buddy_alloc_huge(h, 1, 1, (enum mr_temp)((s >> 30) % NR_MR_TEMP));
+
+			if (p == MR_NONE)
+				continue;
+			r_take(h, owner, p, T_PPR, step);
+			live[nlive].page = p;
+			live[nlive].n = T_PPR;
+			live[nlive++].huge = true;
+			huge++;
+		} else if (nlive < 256 && ((draining ? s % 5 == 0 : s % 3 != 0) || nlive == 0)) {
 			uint32_t n = (uint32_t)(s >> 8) % (s % 7 == 0 ? T_PPR : 4) + 1;
 			uint32_t al = (uint32_t)(s >> 20) % 3 == 0 ? (uint32_t)(s >> 24) % 3 : 0;
 			enum mr_temp t = (enum mr_temp)((s >> 30) % NR_MR_TEMP);
@@ -704,19 +831,19 @@ static void test_random(void **state)
 				continue;
 			if (p & ((1u << al) - 1))
 				fail_msg("step %u: page %u not aligned to order %u", step, p, al);
-			for (i = p; i < p + n; i++) {
-				if (owner[i])
-					fail_msg("step %u: page %u handed out twice", step, i);
-				owner[i] = step;
-			}
+			r_take(h, owner, p, n, step);
 			live[nlive].page = p;
-			live[nlive++].n = n;
+			live[nlive].n = n;
+			live[nlive++].huge = false;
 		} else {
 			unsigned k = (unsigned)(s >> 12) % nlive;
 
 			for (i = live[k].page; i < live[k].page + live[k].n; i++)
 				owner[i] = 0;
-			mr_buddy_free(h, live[k].page, live[k].n);
+			if (live[k].huge)
+				mr_buddy_free_huge(h, live[k].page);
+			else
+				mr_buddy_free(h, live[k].page, live[k].n);
 			live[k] = live[--nlive];
 		}
 		{
@@ -726,13 +853,20 @@ static void test_random(void **state)
 				fail_msg("step %u: %s", step, err);
 		}
 	}
+	print_message("grown %u, huge %u, regions purged %u\n", grown, huge, purges);
+	assert_true(grown > 100);	/* the sequence does what it says */
+	assert_true(huge > 10);
+	assert_true(purges > 10);
 	while (nlive) {
 		nlive--;
-		mr_buddy_free(h, live[nlive].page, live[nlive].n);
+		if (live[nlive].huge)
+			mr_buddy_free_huge(h, live[nlive].page);
+		else
+			mr_buddy_free(h, live[nlive].page, live[nlive].n);
 	}
 	expect_ok(h, "all freed");
-	for (i = 0; i < T_REGIONS; i++)
-		if (h->regions[i].state == MR_REGION_ACTIVE)
+	for (i = 0; i < T_REGIONS; i++)	/* one block, or untouched (purged) */
+		if (h->regions[i].state == MR_REGION_ACTIVE && h->regions[i].fresh)
 			assert_int_equal(h->regions[i].free_head[T_ORDER], i * T_PPR);
 	free_heap(h);
 }
@@ -810,6 +944,7 @@ int main(void)
 		cmocka_unit_test(test_hot_reserve),
 		cmocka_unit_test(test_commit_failure),
 		cmocka_unit_test(test_grow_and_chunks),
+		cmocka_unit_test(test_fresh_top),
 		cmocka_unit_test(test_random),
 		cmocka_unit_test(test_find_range_words),
 	};
