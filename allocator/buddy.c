@@ -48,15 +48,14 @@ static uint32_t align_up(uint32_t v, uint32_t order)
 	return (v + ORDER_PAGES(order) - 1) & ~(ORDER_PAGES(order) - 1);
 }
 
-/* The largest order the untouched top of @ri can hand out, MR_NONE if it is empty. */
+/* The largest order the untouched top of @ri can hand out, MR_NONE if it is empty:
+ * a run up to a power-of-two end splits into one block per bit of its length, the
+ * largest last. */
 static uint32_t fresh_order(const struct mr_heap *h, const struct mr_region_info *ri)
 {
-	uint32_t k = h->region_order + 1;
+	uint32_t n = ORDER_PAGES(h->region_order) - ri->fresh;
 
-	while (k-- > 0)
-		if (align_up(ri->fresh, k) + ORDER_PAGES(k) <= ORDER_PAGES(h->region_order))
-			return k;
-	return MR_NONE;
+	return n ? 31 - (uint32_t)__builtin_clz(n) : MR_NONE;
 }
 
 /* The order of the first block of order @k or more the untouched top of @ri would
@@ -482,8 +481,8 @@ static int open_region(struct mr_heap *h, uint32_t r)
 		return -1;
 	ri->state = MR_REGION_ACTIVE;
 	ri->purged = 1;		/* fresh: nothing resident yet */
-	ri->fresh = ORDER_PAGES(h->region_order);
-	set_fresh(h, r, 0);	/* all of it untouched */
+	ri->fresh = 0;		/* all of it untouched: one block of the top order */
+	bitmap_set(h, h->region_order, r);
 	changed(h, r);
 	return 0;
 }
@@ -596,15 +595,14 @@ static void carve(struct mr_heap *h, uint32_t page, uint32_t order, uint32_t lo,
 }
 
 /* Take [page, page + npages) at the bottom of region @r's untouched top, aligned to
- * 2^@order pages: the pages skipped to align it become clean free blocks (their heads
- * on the descriptors just below the span's), the rest of the top stays untouched. */
+ * 2^@order pages (fresh_fit said it fits): the pages skipped to align it become clean
+ * free blocks (their heads on the descriptors just below the span's), the rest of
+ * the top stays untouched. */
 static uint32_t take_fresh(struct mr_heap *h, uint32_t r, uint32_t npages, uint32_t order)
 {
 	struct mr_region_info *ri = &h->regions[r];
 	uint32_t rp = r << h->region_order, from = ri->fresh, at = align_up(from, order);
 
-	if (at + ORDER_PAGES(order) > ORDER_PAGES(h->region_order))
-		return MR_NONE;
 	if (commit_pages(h, rp + at, npages) != 0)
 		return MR_NONE;
 	set_fresh(h, r, at + npages);

@@ -25,9 +25,9 @@ struct mr_region_info {
 	uint8_t touched;		/* ever held data */
 	/* Pages [fresh, 2^region_order) of the region (an offset in it) are its
 	 * untouched top: free, reading zero, with no free-block head written in
-	 * their descriptors. Allocations take from the lists first, then from the
-	 * top's bottom; a block freed just below it coalesces with the top's first
-	 * block, and the top starts above the merged block. So heads are written only
+	 * their descriptors. An allocation takes the smallest free block that fits,
+	 * listed or the top's (at its bottom); a block freed just below it coalesces
+	 * with the top's first block, and the top starts above the merged block. So heads are written only
 	 * next to spans handed out: the split of a whole region would write one on a
 	 * descriptor page in every power of two (32 KiB of a process's first region). */
 	uint32_t fresh;
