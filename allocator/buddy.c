@@ -354,6 +354,8 @@ static uint64_t decay_runs(struct mr_heap *h, uint64_t now_ns, enum purge_mode m
 		}
 	}
 	h->runs_due_ns = next;
+	if (given && h->ops->purge_flush)
+		h->ops->purge_flush(h);
 	return given;
 }
 

@@ -55,6 +55,10 @@ struct mr_heap_ops {
 	 * @lazy MADV_FREE (the kernel takes them only under pressure; they keep their
 	 * data until then). */
 	void (*purge_pages)(struct mr_heap *h, uint32_t page, uint32_t npages, bool lazy);
+	/* Optional. purge_pages may only queue: this completes what it queued. The
+	 * heap calls it before it returns from any call that purged pages, so none
+	 * is handed out before its purge is done. */
+	void (*purge_flush)(struct mr_heap *h);
 };
 
 /* struct mr_heap - the region-sorted buddy heap over [base, base + nregions regions).

@@ -71,6 +71,12 @@ static void os_purge_pages(struct mr_heap *h, uint32_t page, uint32_t npages, bo
 			  lazy);
 }
 
+static void os_purge_flush(struct mr_heap *h)
+{
+	(void)h;
+	mr_os_purge_flush();
+}
+
 static uint32_t os_grow(struct mr_heap *h, uint32_t want)
 {
 	return mr_os_grow(h->nregions, want);
@@ -79,6 +85,7 @@ static uint32_t os_grow(struct mr_heap *h, uint32_t want)
 static const struct mr_heap_ops os_ops = {
 	.commit = os_commit, .purge = os_purge, .now_ns = mr_os_now_ns,
 	.commit_pages = os_commit_pages, .grow = os_grow, .purge_pages = os_purge_pages,
+	.purge_flush = os_purge_flush,
 };
 
 void mr_heap_init(char *base, struct mr_span *spans, uint32_t region_order, uint32_t nregions)

@@ -52,7 +52,13 @@ tests_alloc_test_sizeclass_LDADD = $(CMOCKA_LIBS)
 tests_alloc_test_options_SOURCES = tests/alloc/test-options.c allocator/options.c allocator/fmt.c
 tests_alloc_test_options_CFLAGS = $(MR_ALLOC_TEST_CFLAGS)
 tests_alloc_test_options_LDADD = $(CMOCKA_LIBS)
-TESTS += tests/alloc/test-buddy tests/alloc/test-sizeclass tests/alloc/test-options
+check_PROGRAMS += tests/alloc/test-os
+tests_alloc_test_os_SOURCES = tests/alloc/test-os.c allocator/os.c allocator/options.c \
+	allocator/fmt.c
+tests_alloc_test_os_CFLAGS = $(MR_ALLOC_TEST_CFLAGS)
+tests_alloc_test_os_LDADD = $(CMOCKA_LIBS)
+TESTS += tests/alloc/test-buddy tests/alloc/test-sizeclass tests/alloc/test-options \
+	tests/alloc/test-os
 
 check_PROGRAMS += tests/alloc/stress
 tests_alloc_stress_SOURCES = tests/alloc/stress.c

@@ -19,6 +19,10 @@ bench_alloc_bench_SOURCES = bench/alloc-bench.c bench/alloc-workloads.h
 bench_alloc_bench_CFLAGS = -O2
 bench_alloc_bench_LDADD = -lpthread
 
+# What a purge costs, a madvise per range against process_madvise batches (by hand).
+noinst_PROGRAMS += bench/purge-batch
+bench_purge_batch_SOURCES = bench/purge-batch.c
+
 if ENABLE_TESTS
 check_PROGRAMS += tests/bench/test-stats
 tests_bench_test_stats_SOURCES = tests/bench/test-stats.c

@@ -284,7 +284,7 @@ static void test_decay(void **state)
  *   region 0 (64 pages): [a 0-15][b 16-31][c 32-35][e 36-39][free 40-63] */
 #define P_ORDER 6
 #define P_PPR (1u << P_ORDER)
-static uint32_t p_page, p_npages, p_calls;
+static uint32_t p_page, p_npages, p_calls, p_queued, p_flushes;
 static bool p_lazy;
 
 static void p_purge(struct mr_heap *h, uint32_t r, uint32_t n)
@@ -299,10 +299,22 @@ static void p_purge_pages(struct mr_heap *h, uint32_t page, uint32_t npages, boo
 	p_npages = npages;
 	p_lazy = lazy;
 	p_calls++;
+	p_queued++;
+}
+
+/* The OS layer only queues purges of free pages (one process_madvise for a batch):
+ * the heap must flush before it returns, or a block could be handed out and written
+ * before its purge, which then clears it. */
+static void p_purge_flush(struct mr_heap *h)
+{
+	(void)h;
+	p_queued = 0;
+	p_flushes++;
 }
 
 static const struct mr_heap_ops p_ops = {
 	.commit = t_commit, .purge = p_purge, .now_ns = t_now, .purge_pages = p_purge_pages,
+	.purge_flush = p_purge_flush,
 };
 
 /* A heap of 4 regions of 64 pages, a 1 s delay, the clock at 5 s. */
@@ -314,15 +326,17 @@ static struct mr_heap *p_heap(void)
 	assert_non_null(h);
 	assert_non_null(spans);
 	fake_now = 5000000000u;
-	p_calls = 0;
+	p_calls = p_queued = p_flushes = 0;
 	mr_buddy_init(h, (char *)0x100000000, spans, P_ORDER, 4, 1000000000u, &p_ops);
 	return h;
 }
 
-/* The @calls-th purge of free pages so far was [page, page + npages), MADV_DONTNEED. */
+/* The @calls-th purge of free pages so far was [page, page + npages), MADV_DONTNEED,
+ * and is done (flushed). */
 static void expect_purged(uint32_t calls, uint32_t page, uint32_t npages)
 {
 	assert_int_equal(p_calls, calls);
+	assert_int_equal(p_queued, 0);
 	assert_int_equal(p_page, page);
 	assert_int_equal(p_npages, npages);
 	assert_false(p_lazy);
@@ -380,9 +394,11 @@ static void test_purge_runs(void **state)
 	assert_int_equal(mr_buddy_decay(h, false), 16);
 	/* malloc_trim: the MADV_FREE'd block with MADV_DONTNEED, and c's 4 pages (the
 	 * decay leaves blocks under 16 pages), then nothing left to give back. */
-	p_calls = 0;
+	p_calls = p_flushes = 0;
 	assert_int_equal(mr_buddy_decay(h, true), 16 + 4);
 	assert_int_equal(p_calls, 2);
+	assert_int_equal(p_queued, 0);
+	assert_int_equal(p_flushes, 1);		/* both in one batch */
 	assert_false(p_lazy);
 	assert_int_equal(mr_buddy_decay(h, true), 0);
 	b = expect_clean_alloc(h, 16, 16);

@@ -1,0 +1,358 @@
+/* The OS layer's purge batch (allocator/os.c) on real memory: purges of free pages
+ * queue and are done by mr_os_purge_flush (or when the batch is full, or the advice
+ * changes), in one process_madvise(2) on the process itself where the kernel allows
+ * it and the batch is worth it, else a madvise per range (an older kernel; fewer
+ * than MR_PURGE_BATCH_MIN ranges; a seccomp filter that would kill the process on
+ * process_madvise, tried in a child); a range the batched call cannot advise (a
+ * hole) does not stop the others. Each
+ * range is written, queued, seen still holding its data, flushed, then seen not
+ * resident (mincore) and reading zero; its neighbours keep their data. */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "allocator/internal.h"
+#include "allocator/os.h"
+
+#ifndef SYS_process_madvise
+#define SYS_process_madvise 440
+#endif
+#define PG 4096u
+#define RANGE_PAGES 2u		/* each range: 2 pages, then a page not purged */
+#define STRIDE ((RANGE_PAGES + 1) * PG)
+
+static char *area;
+static size_t area_len;
+/* Why os.c will not batch here (empty: it will), from a probe independent of it: a
+ * seccomp filter on (os.c does not try then), or one page advised with
+ * MADV_DONTNEED by process_madvise not purged. */
+static char batch_why[128];
+
+/* The Seccomp field of our status (-1: not read). */
+static int seccomp_mode(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	int mode = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Seccomp: %d", &mode) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return mode;
+}
+
+static void probe_batch(void)
+{
+	int mode = seccomp_mode();
+	struct iovec iov;
+	char *p;
+	long r;
+
+	if (mode != 0) {
+		snprintf(batch_why, sizeof(batch_why), "seccomp mode %d (-1: not read): not tried",
+			 mode);
+		return;
+	}
+	p = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		snprintf(batch_why, sizeof(batch_why), "mmap: %s", strerror(errno));
+		return;
+	}
+	iov.iov_base = p;
+	iov.iov_len = PG;
+	p[0] = 1;
+	r = syscall(SYS_process_madvise, -10001, &iov, 1ul, MADV_DONTNEED, 0u);
+	if (r != (long)PG)
+		snprintf(batch_why, sizeof(batch_why),
+			 "process_madvise(PIDFD_SELF_THREAD_GROUP) returned %ld (%s): needs Linux 6.15",
+			 r, r < 0 ? strerror(errno) : "short");
+	else if (p[0] != 0)
+		snprintf(batch_why, sizeof(batch_why), "process_madvise returned but the page kept its data");
+	munmap(p, PG);
+}
+
+static char *range(unsigned i)
+{
+	return area + (size_t)i * STRIDE;
+}
+
+/* @n ranges, each page written with its range's mark, the gap page too. */
+static void map_ranges(unsigned n)
+{
+	unsigned i, j;
+
+	area_len = (size_t)n * STRIDE;
+	area = mmap(NULL, area_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(area != MAP_FAILED);
+	for (i = 0; i < n; i++)
+		for (j = 0; j <= RANGE_PAGES; j++)
+			memset(range(i) + (size_t)j * PG, (int)(i % 250 + 1), PG);
+}
+
+static void unmap_ranges(void)
+{
+	munmap(area, area_len);
+}
+
+static void queue(unsigned i, bool lazy)
+{
+	mr_os_purge_pages(range(i), (size_t)RANGE_PAGES * PG, lazy);
+}
+
+static bool has_data(unsigned i)
+{
+	unsigned j;
+
+	for (j = 0; j <= RANGE_PAGES; j++)
+		if (range(i)[(size_t)j * PG] != (char)(i % 250 + 1) ||
+		    range(i)[(size_t)j * PG + PG - 1] != (char)(i % 250 + 1))
+			return false;
+	return true;
+}
+
+/* Purged: not resident (looked at before reading, which maps the zero page: once
+ * only, then), reading zero; the gap page after it untouched. */
+static bool purged(unsigned i)
+{
+	unsigned char vec[RANGE_PAGES];
+	unsigned j;
+
+	if (mincore(range(i), (size_t)RANGE_PAGES * PG, vec) != 0)
+		return false;
+	for (j = 0; j < RANGE_PAGES; j++)
+		if (vec[j] & 1)
+			return false;
+	for (j = 0; j < RANGE_PAGES * PG; j++)
+		if (range(i)[j] != 0)
+			return false;
+	return range(i)[(size_t)RANGE_PAGES * PG] == (char)(i % 250 + 1);
+}
+
+/* Ranges 0, 2, .., 20 queued (20 as two adjacent halves, merged into one): 11, a
+ * batch. All hold their data until the flush; after it, they are purged and the
+ * odd ones are not. One system call if batched, else one a range. */
+static void test_flush(void **state)
+{
+	uint64_t calls = mr_os_purge_calls, batched = mr_os_purge_batched;
+	unsigned i;
+
+	(void)state;
+	map_ranges(22);
+	for (i = 0; i < 20; i += 2)
+		queue(i, false);
+	mr_os_purge_pages(range(20), PG, false);
+	mr_os_purge_pages(range(20) + PG, PG, false);
+	for (i = 0; i < 22; i++)
+		assert_true(has_data(i));
+	assert_int_equal(mr_os_purge_calls, calls);
+	errno = 4242;
+	mr_os_purge_flush();
+	assert_int_equal(errno, 4242);
+	for (i = 0; i < 22; i++)
+		assert_true(i % 2 ? has_data(i) : purged(i));
+	if (!batch_why[0]) {
+		assert_int_equal(mr_os_purge_calls - calls, 1);
+		assert_int_equal(mr_os_purge_batched - batched, 1);
+	} else {
+		print_message("purged range by range: %s\n", batch_why);
+		assert_int_equal(mr_os_purge_calls - calls, 11);
+		assert_int_equal(mr_os_purge_batched - batched, 0);
+	}
+	mr_os_purge_flush();	/* nothing queued: nothing done */
+	assert_int_equal(mr_os_purge_calls - calls, batch_why[0] ? 11 : 1);
+	unmap_ranges();
+}
+
+/* Fewer than MR_PURGE_BATCH_MIN ranges: a madvise each (a batch would cost more in
+ * its check than it saves). */
+static void test_small_batch(void **state)
+{
+	uint64_t calls = mr_os_purge_calls, batched = mr_os_purge_batched;
+	unsigned i;
+
+	(void)state;
+	map_ranges(2 * MR_PURGE_BATCH_MIN);
+	for (i = 0; i < MR_PURGE_BATCH_MIN - 1; i++)
+		queue(2 * i, false);
+	mr_os_purge_flush();
+	for (i = 0; i < 2 * MR_PURGE_BATCH_MIN; i++)
+		assert_true(i % 2 || i / 2 >= MR_PURGE_BATCH_MIN - 1 ? has_data(i) : purged(i));
+	assert_int_equal(mr_os_purge_calls - calls, MR_PURGE_BATCH_MIN - 1);
+	assert_int_equal(mr_os_purge_batched, batched);
+	unmap_ranges();
+}
+
+/* No more than MR_PURGE_BATCH ranges wait: the next one queued does the batch. */
+static void test_full_batch(void **state)
+{
+	unsigned i, n = MR_PURGE_BATCH + 6;
+
+	(void)state;
+	map_ranges(n);
+	for (i = 0; i < n; i++)
+		queue(i, false);
+	for (i = 0; i < n; i++)
+		assert_true(i < MR_PURGE_BATCH ? purged(i) : has_data(i));
+	mr_os_purge_flush();
+	for (i = MR_PURGE_BATCH; i < n; i++)	/* (the others read once: zero pages in) */
+		assert_true(purged(i));
+	unmap_ranges();
+}
+
+/* A batch holds one advice: a MADV_DONTNEED range queued after MADV_FREE ones does
+ * those first (MADV_FREE'd pages keep their data until memory pressure: only the
+ * calls are seen; two, a madvise each). */
+static void test_advice_change(void **state)
+{
+	uint64_t calls = mr_os_purge_calls;
+
+	(void)state;
+	map_ranges(4);
+	queue(0, true);
+	queue(2, true);
+	assert_int_equal(mr_os_purge_calls, calls);
+	queue(1, false);
+	assert_int_equal(mr_os_purge_calls - calls, 2);
+	assert_true(has_data(1));
+	mr_os_purge_flush();
+	assert_true(purged(1));
+	assert_true(has_data(3));
+	unmap_ranges();
+}
+
+/* A range that is a hole (unmapped) in a batch: the ranges around it are purged
+ * all the same, and batching goes on (a hole says nothing of the call). Batches:
+ * 0-9 with the hole at 1 (the call stops there), the hole then 10-17 (the call
+ * does nothing), then 18-25. */
+static void test_hole(void **state)
+{
+	uint64_t batched;
+	unsigned i;
+
+	(void)state;
+	map_ranges(28);
+	munmap(range(1), (size_t)RANGE_PAGES * PG);
+	for (i = 0; i < 10; i++)
+		queue(i, false);
+	mr_os_purge_flush();
+	for (i = 0; i < 10; i++)
+		assert_true(i == 1 || purged(i));
+	queue(1, false);
+	for (i = 10; i < 18; i++)
+		queue(i, false);
+	mr_os_purge_flush();
+	for (i = 10; i < 18; i++)
+		assert_true(purged(i));
+	batched = mr_os_purge_batched;
+	for (i = 18; i < 26; i++)
+		queue(i, false);
+	mr_os_purge_flush();
+	for (i = 18; i < 28; i++)
+		assert_true(i < 26 ? purged(i) : has_data(i));
+	assert_int_equal(mr_os_purge_batched - batched, batch_why[0] ? 0 : 1);
+	for (i = 0; i < 28; i++)
+		if (i != 1)
+			munmap(range(i), STRIDE);
+	munmap(range(1) + (size_t)RANGE_PAGES * PG, PG);
+}
+
+/* In a child under a seccomp filter that kills the process on process_madvise, as
+ * OpenSSH's sandbox kills on any call it does not list: a full batch is purged one
+ * range at a time, errno kept, and the child lives. It reports by its exit code
+ * (cmocka's asserts belong to the parent). */
+static int child_under_filter(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_madvise, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+	uint64_t calls, batched = mr_os_purge_batched;
+	unsigned i, round;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+		return 77;
+	if (prctl(PR_GET_SECCOMP) != 2)
+		return 10;
+	for (round = 0; round < 2; round++) {
+		calls = mr_os_purge_calls;
+		for (i = 0; i < MR_PURGE_BATCH_MIN; i++)
+			queue(round * 20 + 2 * i, false);
+		errno = 4242;
+		mr_os_purge_flush();
+		if (errno != 4242)
+			return 11;
+		for (i = 0; i < 2 * MR_PURGE_BATCH_MIN; i++)
+			if (i % 2 ? !has_data(round * 20 + i) : !purged(round * 20 + i))
+				return 12;
+		if (mr_os_purge_calls - calls != MR_PURGE_BATCH_MIN ||
+		    mr_os_purge_batched != batched)
+			return 13;
+	}
+	return 0;
+}
+
+static void test_seccomp_fallback(void **state)
+{
+	int status;
+	pid_t pid;
+
+	(void)state;
+	map_ranges(40);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(child_under_filter());
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (WIFSIGNALED(status))
+		fail_msg("child under the seccomp filter killed by signal %d (SIGSYS: "
+			 "process_madvise called under a filter)", WTERMSIG(status));
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77) {
+		print_message("skipped: no seccomp filter could be installed (prctl failed)\n");
+		unmap_ranges();
+		skip();
+	}
+	if (WEXITSTATUS(status))
+		fail_msg("child under the seccomp filter: exit %d (10: filter not applied, "
+			 "11: errno changed, 12: wrong pages purged, 13: wrong calls)",
+			 WEXITSTATUS(status));
+	unmap_ranges();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_flush),
+		cmocka_unit_test(test_small_batch),
+		cmocka_unit_test(test_full_batch),
+		cmocka_unit_test(test_advice_change),
+		cmocka_unit_test(test_hole),
+		cmocka_unit_test(test_seccomp_fallback),
+	};
+
+	probe_batch();
+	if (batch_why[0])
+		print_message("process_madvise batches are not used here: %s\n", batch_why);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
