@@ -136,9 +136,10 @@ static void purge_range(void *addr, size_t len, bool lazy)
  * (open, read, close), so only batches of MR_PURGE_BATCH_MIN ranges and more are
  * batched; fewer go a madvise each. Where the call fails (ENOSYS, EINVAL, EBADF: an
  * older kernel; EPERM: a security module), never again either. What a call left
- * undone (it stops at a range it cannot advise: ENOMEM, a hole, which says nothing
- * of the call itself) is done range by range. Serialised by the caller (the heap
- * lock). */
+ * undone (it stops at a range it cannot advise: ENOMEM, a hole; or it was
+ * interrupted, EINTR, EAGAIN: none says anything of the call itself) is done range
+ * by range. Serialised by the caller (the heap lock; empty at a fork, whose
+ * prepare handler takes it). */
 #define MR_PIDFD_SELF_THREAD_GROUP (-10001)
 #ifndef SYS_process_madvise
 #define SYS_process_madvise 440
@@ -202,7 +203,7 @@ void mr_os_purge_flush(void)
 				done = (size_t)r;
 				mr_os_purge_calls++;
 				mr_os_purge_batched++;
-			} else if (errno != ENOMEM) {
+			} else if (errno != ENOMEM && errno != EINTR && errno != EAGAIN) {
 				purge_unbatched = true;
 			}
 		}

@@ -41,10 +41,10 @@ void mr_os_purge(void *addr, size_t len) MR_HIDDEN;
 /* The same with MADV_FREE if @lazy (kept until memory pressure), where it works,
  * done by mr_os_purge_flush at the latest: ranges are batched into one system call
  * (process_madvise) where the kernel allows it and no seccomp filter is on (os.c
- * says why). The caller flushes before it hands
- * out any of the pages (the page heap: before a decay returns) and serialises
- * both (the heap lock). mr_os_purge_calls counts the system calls made, and
- * mr_os_purge_batched those that were process_madvise. */
+ * says why). The caller flushes before it hands out any of the pages (the page
+ * heap: before a decay returns) and serialises both (the heap lock).
+ * mr_os_purge_calls counts the system calls made, mr_os_purge_batched those that
+ * were process_madvise. */
 #define MR_PURGE_BATCH 64	/* ranges queued at most (adjacent ones merge) */
 #define MR_PURGE_BATCH_MIN 8	/* fewer: a madvise each */
 void mr_os_purge_pages(void *addr, size_t len, bool lazy) MR_HIDDEN;
