@@ -31,10 +31,11 @@ run() {
 
 for san in undefined address; do
 	flags="-g -O1 -fsanitize=$san -fno-sanitize-recover=all -fno-omit-frame-pointer"
-	for t in buddy sizeclass options; do
+	for t in buddy sizeclass options os; do
 		case $t in buddy) extra=$src/allocator/buddy.c ;; sizeclass) extra=$src/allocator/sizeclass.c ;;
-			options) extra="$src/allocator/options.c $src/allocator/fmt.c" ;; esac
-		# shellcheck disable=SC2086 # $extra: one or two paths
+			options) extra="$src/allocator/options.c $src/allocator/fmt.c" ;;
+			os) extra="$src/allocator/os.c $src/allocator/options.c $src/allocator/fmt.c" ;; esac
+		# shellcheck disable=SC2086 # $extra: one to three paths
 		$CC $flags $INC -o "$out/test-$t-$san" "$src/tests/alloc/test-$t.c" $extra $CMOCKA ||
 			{ echo "FAIL: build test-$t-$san"; status=1; continue; }
 		run "test-$t-$san" "$out/test-$t-$san"
