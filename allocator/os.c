@@ -203,7 +203,7 @@ void mr_os_purge_flush(void)
 				done = (size_t)r;
 				mr_os_purge_calls++;
 				mr_os_purge_batched++;
-			} else if (errno != ENOMEM && errno != EINTR && errno != EAGAIN) {
+			} else if (r < 0 && errno != ENOMEM && errno != EINTR && errno != EAGAIN) {
 				purge_unbatched = true;
 			}
 		}

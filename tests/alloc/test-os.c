@@ -4,9 +4,9 @@
  * it and the batch is worth it, else a madvise per range (an older kernel; fewer
  * than MR_PURGE_BATCH_MIN ranges; a seccomp filter that would kill the process on
  * process_madvise, tried in a child); a range the batched call cannot advise (a
- * hole) does not stop the others. Each
- * range is written, queued, seen still holding its data, flushed, then seen not
- * resident (mincore) and reading zero; its neighbours keep their data. */
+ * hole) does not stop the others. Each range is written, queued, seen still holding
+ * its data, flushed, then seen not resident (mincore) and reading zero; its
+ * neighbours keep their data. */
 #include "config.h"
 
 #include <errno.h>
@@ -93,6 +93,12 @@ static char *range(unsigned i)
 	return area + (size_t)i * STRIDE;
 }
 
+/* What range @i's pages hold until purged. */
+static char mark(unsigned i)
+{
+	return (char)(i % 250 + 1);
+}
+
 /* @n ranges, each page written with its range's mark, the gap page too. */
 static void map_ranges(unsigned n)
 {
@@ -103,7 +109,7 @@ static void map_ranges(unsigned n)
 	assert_true(area != MAP_FAILED);
 	for (i = 0; i < n; i++)
 		for (j = 0; j <= RANGE_PAGES; j++)
-			memset(range(i) + (size_t)j * PG, (int)(i % 250 + 1), PG);
+			memset(range(i) + (size_t)j * PG, mark(i), PG);
 }
 
 static void unmap_ranges(void)
@@ -121,8 +127,7 @@ static bool has_data(unsigned i)
 	unsigned j;
 
 	for (j = 0; j <= RANGE_PAGES; j++)
-		if (range(i)[(size_t)j * PG] != (char)(i % 250 + 1) ||
-		    range(i)[(size_t)j * PG + PG - 1] != (char)(i % 250 + 1))
+		if (range(i)[(size_t)j * PG] != mark(i) || range(i)[(size_t)j * PG + PG - 1] != mark(i))
 			return false;
 	return true;
 }
@@ -142,7 +147,7 @@ static bool purged(unsigned i)
 	for (j = 0; j < RANGE_PAGES * PG; j++)
 		if (range(i)[j] != 0)
 			return false;
-	return range(i)[(size_t)RANGE_PAGES * PG] == (char)(i % 250 + 1);
+	return range(i)[(size_t)RANGE_PAGES * PG] == mark(i);
 }
 
 /* Ranges 0, 2, .., 20 queued (20 as two adjacent halves, merged into one): 11, a
