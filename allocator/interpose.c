@@ -321,7 +321,7 @@ static inline void free_inline(void *p)
 			mr_local_free_slow(b, &mr_spans[s->head], p);
 			return;
 		}
-		mr_remote_free(s, p);	/* the owner is the same on every page */
+		mr_remote_free(tc, s, p);	/* the owner is the same on every page */
 		return;
 	}
 	s = large_head(page, p);
@@ -553,7 +553,10 @@ MR_EXPORT size_t malloc_usable_size(void *p)
 MR_EXPORT int malloc_trim(size_t pad)
 {
 	(void)pad;
-	return mr_ready() && mr_heap_trim();
+	if (!mr_ready())
+		return 0;
+	mr_remote_flush();	/* this thread's remote frees not sent yet */
+	return mr_heap_trim();
 }
 
 /* ---- mallinfo2, mallinfo, malloc_stats, malloc_info: libmemreg's heap ----

@@ -25,6 +25,12 @@ struct mr_bin {
 #define MR_BIN_ROW (4096 / 32)
 _Static_assert(sizeof(struct mr_bin) == 32 && MR_BIN_ROW >= MR_NR_CLASSES, "a bin row is a page");
 
+/* Remote frees go out in batches: an array of pointers per owner, sent with one
+ * push when full, so that neither the freeing thread nor the owner reads or writes
+ * the objects on the way (tcache.c, "Remote frees in batches"). */
+#define MR_OUT_SLOTS 4
+struct mr_rbatch;
+
 /* struct mr_tcache - a thread's cache. Never freed: an exited thread's cache waits
  * in a pool for the next thread, so other threads can always push to its inbox.
  * Laid out for resident size: each temperature's bins are a page of their own, set
@@ -36,6 +42,13 @@ struct mr_tcache {
 	uint8_t temp;			/* memreg_set_thread_class(): read on every malloc */
 	uint8_t bins_ready;		/* bit t: bins[t] set up (bins_init), else all zero */
 	_Atomic(void *) inbox;		/* objects of its slabs freed by other threads */
+	/* Batches of such objects (struct mr_rbatch), and about how many wait there. */
+	_Atomic(struct mr_rbatch *) inbox_batches;
+	_Atomic(uint32_t) inbox_nbatches;
+	uint32_t nspare;
+	struct mr_rbatch *spare;	/* empty batches, for this thread's remote frees */
+	/* This thread's remote frees not sent yet: a batch per owner, by owner id. */
+	struct mr_rbatch *out[MR_OUT_SLOTS];
 	struct mr_tcache *next_parked;
 	struct mr_tcache *next_all;
 	uint32_t id;
@@ -52,7 +65,11 @@ struct mr_tcache *mr_tc_slow(void) MR_HIDDEN;
 void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp) MR_HIDDEN;
 void *mr_small_alloc_shared(unsigned cls, enum mr_temp temp) MR_HIDDEN;
 void mr_local_free_slow(struct mr_bin *b, struct mr_span *s, void *p) MR_HIDDEN;
-void mr_remote_free(struct mr_span *s, void *p) MR_HIDDEN;
+/* Free @p of slab @s, owned by another cache: batched when @tc (the calling
+ * thread's cache, or NULL) is set. */
+void mr_remote_free(struct mr_tcache *tc, struct mr_span *s, void *p) MR_HIDDEN;
+/* Send the calling thread's batched remote frees to their owners (malloc_trim). */
+void mr_remote_flush(void) MR_HIDDEN;
 /* Start-up: the shared cache and the free-list key (the arena published), then,
  * once the heap is ready, the thread-exit hook. fork: every cache lock. */
 void mr_tcache_init(void) MR_HIDDEN;

@@ -469,6 +469,18 @@ static int mode_misuse_child(const char *what)
 		free(p);
 		pthread_create(&t, NULL, remote_free_thread, p);
 		pthread_join(t, NULL);
+	} else if (!strcmp(what, "remote-double-batched")) {
+		/* Two other threads free p, each once, and exit: neither free sees the
+		 * other (the frees wait in batches, p untouched), but their exits send
+		 * the batches to p's owner, whose next refill finds p freed twice. */
+		pthread_t t;
+
+		for (int k = 0; k < 2; k++) {
+			pthread_create(&t, NULL, remote_free_thread, p);
+			pthread_join(t, NULL);
+		}
+		for (int i = 0; i < 4096; i++)
+			(void)malloc(40);
 	} else if (!strcmp(what, "double-noncurrent")) {
 		/* p's slab is no longer the bin's current one when freed twice. */
 		char *keep[2000];
@@ -517,6 +529,7 @@ static int mode_misuse(void)
 	expect_abort("misuse-child", "double", "libmemreg: free(): double free detected\n");
 	expect_abort("misuse-child", "double-noncurrent", "libmemreg: free(): double free detected\n");
 	expect_abort("misuse-child", "remote-double", "libmemreg: free(): double free detected\n");
+	expect_abort("misuse-child", "remote-double-batched", "libmemreg: free(): double free detected\n");
 	expect_abort("misuse-child", "double-later",
 		     "libmemreg: malloc(): double free or corrupted free list detected\n");
 	expect_abort("misuse-child", "interior", "libmemreg: free(): invalid pointer\n");
