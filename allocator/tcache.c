@@ -409,11 +409,24 @@ static void inbox_push(struct mr_tcache *owner, void *p)
 	inbox_push_chain(owner, p, p);
 }
 
+/* Batches @head..@tail (@n of them, linked) onto @owner's inbox of batches. */
+static void inbox_push_batches(struct mr_tcache *owner, struct mr_rbatch *head,
+			       struct mr_rbatch *tail, uint32_t n)
+{
+	struct mr_rbatch *old = atomic_load_explicit(&owner->inbox_batches, memory_order_relaxed);
+
+	do {
+		tail->next = old;
+	} while (!atomic_compare_exchange_weak_explicit(&owner->inbox_batches, &old, head,
+							memory_order_release,
+							memory_order_relaxed));
+	atomic_fetch_add_explicit(&owner->inbox_nbatches, n, memory_order_relaxed);
+}
+
 /* Send batch @b (not empty) to its owner, from @tc's out slots. */
 static void rbatch_send(struct mr_tcache *tc, struct mr_rbatch *b)
 {
 	struct mr_tcache *owner = b->owner;
-	struct mr_rbatch *old;
 
 	if (atomic_load_explicit(&owner->inbox_nbatches, memory_order_relaxed) >= MR_RBATCH_BACKLOG) {
 		for (uint32_t i = 0; i + 1 < b->n; i++) {
@@ -425,13 +438,7 @@ static void rbatch_send(struct mr_tcache *tc, struct mr_rbatch *b)
 		rbatch_put(tc, b);
 		return;
 	}
-	old = atomic_load_explicit(&owner->inbox_batches, memory_order_relaxed);
-	do {
-		b->next = old;
-	} while (!atomic_compare_exchange_weak_explicit(&owner->inbox_batches, &old, b,
-							memory_order_release,
-							memory_order_relaxed));
-	atomic_fetch_add_explicit(&owner->inbox_nbatches, 1, memory_order_relaxed);
+	inbox_push_batches(owner, b, b, 1);
 }
 
 void mr_remote_free(struct mr_tcache *tc, struct mr_span *s, void *p)
@@ -686,7 +693,7 @@ static bool reclaim_parked(struct mr_tcache *tc, unsigned cls, enum mr_temp temp
 static void steal_batches(struct mr_tcache *tc, struct mr_tcache *c, unsigned cls,
 			  enum mr_temp temp)
 {
-	struct mr_rbatch *b = inbox_take_batches(c), *rest = NULL, *rest_tail = NULL, *head;
+	struct mr_rbatch *b = inbox_take_batches(c), *rest = NULL, *rest_tail = NULL;
 	uint32_t nrest = 0;
 
 	while (b) {
@@ -719,15 +726,8 @@ static void steal_batches(struct mr_tcache *tc, struct mr_tcache *c, unsigned cl
 		}
 		b = next;
 	}
-	if (!rest)
-		return;
-	head = atomic_load_explicit(&c->inbox_batches, memory_order_relaxed);
-	do {
-		rest_tail->next = head;
-	} while (!atomic_compare_exchange_weak_explicit(&c->inbox_batches, &head, rest,
-							memory_order_release,
-							memory_order_relaxed));
-	atomic_fetch_add_explicit(&c->inbox_nbatches, nrest, memory_order_relaxed);
+	if (rest)
+		inbox_push_batches(c, rest, rest_tail, nrest);
 }
 
 static bool steal_inboxes(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
