@@ -612,6 +612,127 @@ static uint32_t take_fresh(struct mr_heap *h, uint32_t r, uint32_t npages, uint3
 	return rp + at;
 }
 
+/* [page, page + npages), taken from free blocks of the states OR'd in @st, becomes
+ * an allocated span. */
+static uint32_t span_out(struct mr_heap *h, uint32_t page, uint32_t npages, uint32_t st)
+{
+	h->spans[page].head = page;
+	h->spans[page].npages = npages;
+	/* calloc clears only what may not read zero. */
+	h->spans[page].flags = st & MR_FREE_UNCLEAN ? 0 : MR_SPAN_ZEROED;
+	account(h, mr_page_region(h, page), npages);
+	return page;
+}
+
+/* The free block containing @page, or MR_NONE: its head is @page rounded down to
+ * the block's order, and only current free heads carry MR_SPAN_FREE. */
+static uint32_t free_block_of(const struct mr_heap *h, uint32_t page)
+{
+	uint32_t k;
+
+	for (k = 0; k <= h->region_order; k++) {
+		uint32_t head = page & ~(ORDER_PAGES(k) - 1);
+		const struct mr_span *s = &h->spans[head];
+
+		if (s->kind == MR_SPAN_FREE && s->order == k)
+			return head;
+	}
+	return MR_NONE;
+}
+
+/* Take [lo, lo + n) of one region if every page of it is free (listed blocks, then
+ * the untouched top): the blocks it covers leave their lists and what of them lies
+ * outside goes back free, in their state; top pages skipped below @lo become clean
+ * free blocks (as take_fresh's). *@st: the states of the blocks taken, OR'd (the
+ * top's pages are clean). Not counted in used pages. */
+static bool take_range(struct mr_heap *h, uint32_t lo, uint32_t n, uint32_t *st)
+{
+	uint32_t r = mr_page_region(h, lo), rp = r << h->region_order, end = lo + n, hi = end;
+	uint32_t top, x;
+
+	if (n == 0 || mr_page_region(h, end - 1) != r)
+		return false;
+	top = rp + h->regions[r].fresh;
+	if (top < hi)
+		hi = top;
+	for (x = lo; x < hi;) {
+		uint32_t b = free_block_of(h, x);
+
+		if (b == MR_NONE)
+			return false;
+		x = b + ORDER_PAGES(h->spans[b].order);
+	}
+	if (commit_pages(h, lo, n) != 0)
+		return false;
+	*st = 0;
+	for (x = lo; x < hi;) {
+		uint32_t b = free_block_of(h, x), k = h->spans[b].order;
+		uint32_t bst = h->spans[b].flags, freed_ms = h->spans[b].freed_ms;
+
+		*st |= bst;
+		list_del(h, b);
+		carve(h, b, k, lo, hi, bst, freed_ms);
+		x = b + ORDER_PAGES(k);
+	}
+	if (end > top) {
+		set_fresh(h, r, end - rp);
+		if (lo > top)
+			free_range(h, top, lo - top, 0, 0);
+	}
+	return true;
+}
+
+/* Where in region @r a span of @n pages goes first fit: at the top of the highest
+ * run of at least @n free pages, found by walking the heads from the region's bottom
+ * (a free block's: its order says how far; an allocated span's: its length) up to
+ * the untouched top, which ends the last run. Big spans from the top of the runs,
+ * while small blocks are taken lowest first: the fragments a big span's carve leaves
+ * below it are what small blocks take, and the next big span goes just below them
+ * rather than finding its run cut. MR_NONE if no run fits, or the walk would pass
+ * *@budget heads (each head counts). */
+static uint32_t region_fit(const struct mr_heap *h, uint32_t r, uint32_t n, uint32_t *budget)
+{
+	const struct mr_region_info *ri = &h->regions[r];
+	uint32_t rp = r << h->region_order, x = rp, run = rp, top = rp + ri->fresh, at = MR_NONE;
+
+	if (ri->state != MR_REGION_ACTIVE || ORDER_PAGES(h->region_order) - ri->used_pages < n)
+		return MR_NONE;
+	while (x < top) {
+		const struct mr_span *s = &h->spans[x];
+
+		if (*budget == 0)
+			return MR_NONE;
+		(*budget)--;
+		if (s->kind == MR_SPAN_FREE) {
+			x += ORDER_PAGES(s->order);
+			continue;
+		}
+		if (s->npages == 0)
+			return MR_NONE;	/* not a head: never expected */
+		if (x - run >= n)
+			at = x - n;
+		x += s->npages;
+		run = x;
+	}
+	x = rp + ORDER_PAGES(h->region_order);
+	return x - run >= n ? x - n : at;
+}
+
+uint32_t mr_buddy_alloc_first_fit(struct mr_heap *h, uint32_t npages, uint32_t node)
+{
+	uint32_t budget = MR_FIRST_FIT_HEADS, r, page = MR_NONE, st;
+
+	if (npages == 0 || npages > ORDER_PAGES(h->region_order))
+		return MR_NONE;
+	if (node >= h->nnodes)
+		node = 0;
+	for (r = h->norm_lo[node]; r < h->hot_top[node] && page == MR_NONE; r++)
+		page = region_fit(h, r, npages, &budget);
+	if (page == MR_NONE || !take_range(h, page, npages, &st))
+		return MR_NONE;
+	return span_out(h, page, npages, st);
+}
+
 uint32_t mr_buddy_alloc(struct mr_heap *h, uint32_t npages, uint32_t align_order,
 			enum mr_temp temp)
 {
@@ -653,12 +774,7 @@ uint32_t mr_buddy_alloc_on(struct mr_heap *h, uint32_t npages, uint32_t align_or
 		list_del(h, page);
 		carve(h, page, k, page, page + npages, st, freed_ms);
 	}
-	h->spans[page].head = page;
-	h->spans[page].npages = npages;
-	/* calloc clears only what may not read zero. */
-	h->spans[page].flags = st & MR_FREE_UNCLEAN ? 0 : MR_SPAN_ZEROED;
-	account(h, r, npages);
-	return page;
+	return span_out(h, page, npages, st);
 }
 
 void mr_buddy_free(struct mr_heap *h, uint32_t page, uint32_t npages)
@@ -676,56 +792,17 @@ void mr_buddy_free(struct mr_heap *h, uint32_t page, uint32_t npages)
 		purge_dirty(h, now_ns);
 }
 
-/* The free block containing @page, or MR_NONE: its head is @page rounded down to
- * the block's order, and only current free heads carry MR_SPAN_FREE. */
-static uint32_t free_block_of(const struct mr_heap *h, uint32_t page)
-{
-	uint32_t k;
-
-	for (k = 0; k <= h->region_order; k++) {
-		uint32_t head = page & ~(ORDER_PAGES(k) - 1);
-		const struct mr_span *s = &h->spans[head];
-
-		if (s->kind == MR_SPAN_FREE && s->order == k)
-			return head;
-	}
-	return MR_NONE;
-}
-
 bool mr_buddy_grow(struct mr_heap *h, uint32_t page, uint32_t old_npages, uint32_t new_npages)
 {
-	uint32_t lo = page + old_npages, hi = page + new_npages, x, r = mr_page_region(h, page);
-	uint32_t top;
+	uint32_t st;
 
 	if (new_npages <= old_npages)
 		return true;
-	if (mr_page_region(h, hi - 1) != r)
+	if (mr_page_region(h, page + new_npages - 1) != mr_page_region(h, page) ||
+	    !take_range(h, page + old_npages, new_npages - old_npages, &st))
 		return false;
-	/* Free blocks up to the untouched top, then the top itself. */
-	top = (r << h->region_order) + h->regions[r].fresh;
-	if (top < hi)
-		hi = top;	/* >= lo: the span is below the top */
-	for (x = lo; x < hi;) {
-		uint32_t b = free_block_of(h, x);
-
-		if (b == MR_NONE)
-			return false;
-		x = b + ORDER_PAGES(h->spans[b].order);
-	}
-	if (commit_pages(h, lo, new_npages - old_npages) != 0)
-		return false;
-	for (x = lo; x < hi;) {
-		uint32_t b = free_block_of(h, x), k = h->spans[b].order;
-		uint32_t st = h->spans[b].flags, freed_ms = h->spans[b].freed_ms;
-
-		list_del(h, b);
-		carve(h, b, k, lo, hi, st, freed_ms);
-		x = b + ORDER_PAGES(k);
-	}
-	if (page + new_npages > top)
-		set_fresh(h, r, page + new_npages - (r << h->region_order));
 	h->spans[page].npages = new_npages;
-	account(h, r, new_npages - old_npages);
+	account(h, mr_page_region(h, page), new_npages - old_npages);
 	return true;
 }
 

@@ -105,14 +105,17 @@ void mr_heap_init(char *base, struct mr_span *spans, uint32_t region_order, uint
 /* ---- spans ---- */
 
 /* The head's kind is set under the lock: the buddy heap reads it when it
- * coalesces a neighbour. */
-uint32_t mr_heap_alloc_pages(uint32_t npages, uint32_t align_order, enum mr_temp temp,
-			     enum mr_span_kind kind)
+ * coalesces a neighbour, and when it walks a region for a first fit. */
+static uint32_t alloc_pages(uint32_t npages, uint32_t align_order, enum mr_temp temp,
+			    enum mr_span_kind kind, bool first_fit)
 {
-	uint32_t page, node = mr_os_current_node();
+	uint32_t page = MR_NONE, node = mr_os_current_node();
 
 	pthread_mutex_lock(&heap_lock);
-	page = mr_buddy_alloc_on(&mr_heap, npages, align_order, temp, node);
+	if (first_fit)
+		page = mr_buddy_alloc_first_fit(&mr_heap, npages, node);
+	if (page == MR_NONE)
+		page = mr_buddy_alloc_on(&mr_heap, npages, align_order, temp, node);
 	if (page != MR_NONE) {
 		mr_spans[page].kind = (uint8_t)kind;
 		mr_spans[page].temp = (uint8_t)temp;
@@ -120,6 +123,18 @@ uint32_t mr_heap_alloc_pages(uint32_t npages, uint32_t align_order, enum mr_temp
 	mr_stats_publish(&mr_heap);
 	pthread_mutex_unlock(&heap_lock);
 	return page;
+}
+
+uint32_t mr_heap_alloc_pages(uint32_t npages, uint32_t align_order, enum mr_temp temp,
+			     enum mr_span_kind kind)
+{
+	return alloc_pages(npages, align_order, temp, kind, false);
+}
+
+uint32_t mr_heap_alloc_big(uint32_t npages, enum mr_temp temp)
+{
+	return alloc_pages(npages, 0, temp, MR_SPAN_LARGE,
+			   temp == MR_TEMP_NORMAL && npages >= MR_FIRST_FIT_MIN_PAGES);
 }
 
 void mr_heap_free_pages(uint32_t page, uint32_t npages)

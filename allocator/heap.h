@@ -21,6 +21,12 @@ void mr_heap_init(char *base, struct mr_span *spans, uint32_t region_order,
  * gets the kind and @temp. The first page, or MR_NONE. */
 uint32_t mr_heap_alloc_pages(uint32_t npages, uint32_t align_order, enum mr_temp temp,
 			     enum mr_span_kind kind) MR_HIDDEN;
+/* Pages for a large object (no alignment asked, not a realloc's move): normal data
+ * of MR_FIRST_FIT_MIN_PAGES and more goes first fit by address (the lowest run of
+ * free pages that holds it, mr_buddy_alloc_first_fit), else as mr_heap_alloc_pages.
+ * Not for spans that grow: first fit leaves no free pages after them. */
+#define MR_FIRST_FIT_MIN_PAGES 256u
+uint32_t mr_heap_alloc_big(uint32_t npages, enum mr_temp temp) MR_HIDDEN;
 void mr_heap_free_pages(uint32_t page, uint32_t npages) MR_HIDDEN;
 /* A run of @nregions whole regions aligned to @align_regions; its first page. */
 uint32_t mr_heap_alloc_huge(uint32_t nregions, uint32_t align_regions, enum mr_temp temp) MR_HIDDEN;

@@ -788,12 +788,66 @@ static void r_take(const struct mr_heap *h, uint32_t *owner, uint32_t p, uint32_
 	}
 }
 
+/* First fit (big spans): a 15-page span and a 1-page one after it in region 0, the
+ * big one freed (its pages now blocks of orders 3, 2, 1, 0). Spans of 4 pages go at
+ * the top of the free run, one below the other, and a page taken between them (the
+ * smallest block: the fragment the first one's carve left below it) only moves the
+ * next one down: all of them fit where the big span was. First fit opens no region:
+ * when no open one has the run, the caller takes the buddy's way. */
+static void test_first_fit(void **state)
+{
+	struct mr_heap *h = new_heap(UINT64_MAX / 2);
+	static const struct step steps[] = {
+		{ ALLOC, 15, 0, MR_TEMP_NORMAL, 0, 0, "a big span" },
+		{ ALLOC, 1, 0, MR_TEMP_NORMAL, 0, 15, "a small one after it" },
+		{ FREE, 0, 15, MR_TEMP_NORMAL, 0, 0, "the big one freed" },
+		{ END, 0, 0, MR_TEMP_NORMAL, 0, 0, NULL },
+	};
+	static const struct { uint32_t n; bool ff; uint32_t expect; const char *what; } seq[] = {
+		{ 4, true, 11, "first fit: the run's top" },
+		{ 1, false, 10, "a page: the fragment below it" },
+		{ 4, true, 6, "first fit: below the page" },
+		{ 4, true, 2, "first fit: below that" },
+		{ 2, true, 0, "first fit: the rest" },
+		{ 2, true, MR_NONE, "first fit: region 0 full, and it opens none" },
+	};
+	unsigned i;
+
+	(void)state;
+	run_steps(h, steps);
+	for (i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
+		uint32_t got = seq[i].ff ? mr_buddy_alloc_first_fit(h, seq[i].n, 0)
+			       : mr_buddy_alloc(h, seq[i].n, 0, MR_TEMP_NORMAL);
+
+		if (got != seq[i].expect)
+			fail_msg("%s: got page %u, want %u", seq[i].what, got, seq[i].expect);
+		expect_ok(h, seq[i].what);
+	}
+	free_heap(h);
+
+	/* Spans of 5 pages: three fit where the big one was, first fit. The buddy's
+	 * way puts the first at 0 (order 3: the block [0, 8)) and the second in
+	 * region 1, as a big buffer's pages are stranded (sort -S). */
+	h = new_heap(UINT64_MAX / 2);
+	run_steps(h, steps);
+	assert_int_equal(mr_buddy_alloc_first_fit(h, 5, 0), 10);
+	assert_int_equal(mr_buddy_alloc_first_fit(h, 5, 0), 5);
+	assert_int_equal(mr_buddy_alloc_first_fit(h, 5, 0), 0);
+	expect_ok(h, "three 5-page spans first fit");
+	free_heap(h);
+	h = new_heap(UINT64_MAX / 2);
+	run_steps(h, steps);
+	assert_int_equal(mr_buddy_alloc(h, 5, 0, MR_TEMP_NORMAL), 0);
+	assert_int_equal(mr_buddy_alloc(h, 5, 0, MR_TEMP_NORMAL), 16);
+	free_heap(h);
+}
+
 static void test_random(void **state)
 {
 	struct mr_heap *h = new_heap(UINT64_MAX / 2);
 	static uint32_t owner[T_REGIONS * T_PPR];
 	struct { uint32_t page, n; bool huge; } live[256];
-	unsigned nlive = 0, i, step, grown = 0, huge = 0;
+	unsigned nlive = 0, i, step, grown = 0, huge = 0, first_fits = 0;
 	uint64_t s = 12345;
 
 	(void)state;
@@ -841,8 +895,14 @@ static void test_random(void **state)
 			uint32_t n = (uint32_t)(s >> 8) % (s % 7 == 0 ? T_PPR : 4) + 1;
 			uint32_t al = (uint32_t)(s >> 20) % 3 == 0 ? (uint32_t)(s >> 24) % 3 : 0;
 			enum mr_temp t = (enum mr_temp)((s >> 30) % NR_MR_TEMP);
-			uint32_t p = mr_buddy_alloc(h, n, al, t);
+			/* A fifth of the unaligned normal ones first fit (big spans' way). */
+			bool ff = al == 0 && t == MR_TEMP_NORMAL && (s >> 34) % 5 == 0;
+			uint32_t p = ff ? mr_buddy_alloc_first_fit(h, n, 0) : MR_NONE;
 
+			if (ff && p != MR_NONE)
+				first_fits++;
+			if (p == MR_NONE)
+				p = mr_buddy_alloc(h, n, al, t);
 			if (p == MR_NONE)
 				continue;
 			if (p & ((1u << al) - 1))
@@ -869,8 +929,10 @@ static void test_random(void **state)
 				fail_msg("step %u: %s", step, err);
 		}
 	}
-	print_message("grown %u, huge %u, regions purged %u\n", grown, huge, purges);
+	print_message("grown %u, huge %u, first fits %u, regions purged %u\n", grown, huge,
+		      first_fits, purges);
 	assert_true(grown > 100);	/* the sequence does what it says */
+	assert_true(first_fits > 100);
 	assert_true(huge > 10);
 	assert_true(purges > 10);
 	while (nlive) {
@@ -961,6 +1023,7 @@ int main(void)
 		cmocka_unit_test(test_commit_failure),
 		cmocka_unit_test(test_grow_and_chunks),
 		cmocka_unit_test(test_fresh_top),
+		cmocka_unit_test(test_first_fit),
 		cmocka_unit_test(test_random),
 		cmocka_unit_test(test_find_range_words),
 	};
