@@ -392,6 +392,45 @@ static int mode_cost(void)
 	return 0;
 }
 
+/* A big buffer written and freed, then three of a third of it written (as sort -S
+ * does between its phases), with a small object made between (a stdio buffer: its
+ * slab keeps the big buffer's region from becoming one free block again). They must
+ * go where the buffer was: its pages are resident and stay so until the decay. The
+ * buddy's way (a span on a boundary of its size rounded up to a power of two) put
+ * two of the three on new pages: +33 MiB. Run with the decay and the dirty share
+ * off, so that nothing is purged meanwhile. */
+static int mode_refill(void)
+{
+	size_t big = (size_t)50 << 20, third = big / 3 - 4096;	/* 3 fit in its pages */
+	char *b = malloc(big), *small, *p[3];
+	double before, after;
+
+	if (!b || !in_memreg(b))
+		FAIL("malloc(50 MiB): %p", (void *)b);
+	memset(b, 1, big);
+	small = malloc(4000);
+	if (!small)
+		FAIL("malloc(4000) failed");
+	memset(small, 2, 4000);
+	free(b);
+	before = rss_mib();
+	for (int i = 0; i < 3; i++) {
+		p[i] = malloc(third);
+		if (!p[i] || !in_memreg(p[i]))
+			FAIL("malloc(%zu) #%d: %p", third, i, (void *)p[i]);
+		memset(p[i], 3, third);
+	}
+	after = rss_mib();
+	if (after > before + 4)
+		FAIL("three buffers of %.1f MiB after a freed 50 MiB one: resident %.1f MiB, "
+		     "%.1f before them (at most 4 more)", third / MIB, after, before);
+	printf("resident %.1f -> %.1f MiB\n", before, after);
+	for (int i = 0; i < 3; i++)
+		free(p[i]);
+	free(small);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -413,6 +452,8 @@ int main(int argc, char **argv)
 		return mode_cost();
 	if (!strcmp(m, "prefault"))
 		return mode_prefault();
-	fprintf(stderr, "usage: memory trim|decay|calloc|calloc-purged|info GOFILE|cost|prefault\n");
+	if (!strcmp(m, "refill"))
+		return mode_refill();
+	fprintf(stderr, "usage: memory trim|decay|calloc|calloc-purged|info GOFILE|cost|prefault|refill\n");
 	return 2;
 }

@@ -31,6 +31,8 @@ run trim "$PROG" trim
 run decay "$PROG" decay
 run dirty-share MEMREG_DECAY_MS=600000 "$PROG" dirty
 run dirty-share-off MEMREG_DECAY_MS=600000 MEMREG_DIRTY_PCT=0 "$PROG" dirty
+# Big spans first fit: a freed buffer's resident pages are reused (heap.c).
+run refill MEMREG_DECAY_MS=600000 MEMREG_DIRTY_PCT=0 "$PROG" refill
 run calloc "$PROG" calloc
 run calloc-dontneed "$PROG" calloc-purged
 run calloc-madv-free MEMREG_MADV_FREE=1 "$PROG" calloc-purged
