@@ -127,10 +127,11 @@ uint32_t mr_buddy_alloc_on(struct mr_heap *h, uint32_t npages, uint32_t align_or
 			   enum mr_temp temp, uint32_t node) MR_HIDDEN;
 uint32_t mr_buddy_alloc(struct mr_heap *h, uint32_t npages, uint32_t align_order,
 			enum mr_temp temp) MR_HIDDEN;
-/* First fit: @npages pages (a region at most) at the lowest address of node group
- * @node's normal zone where that many pages in a row are free, whatever their
- * alignment; MR_NONE if there is none, or if finding one would walk more than
- * MR_FIRST_FIT_HEADS heads (free blocks and spans). For big spans that are not
+/* First fit: @npages pages (a region at most), whatever their alignment, in the
+ * lowest open region of node group @node's normal zone that has that many free pages
+ * in a row, at the top of the highest such run; MR_NONE if there is none (no region
+ * is opened for it), or if finding one would walk more than MR_FIRST_FIT_HEADS heads
+ * (free blocks and spans). For big spans that are not
  * expected to grow (heap.c): a buddy block's alignment strands the pages of a freed
  * big span, so that spans of a third of it went to new regions (sort -S). */
 #define MR_FIRST_FIT_HEADS 4096u

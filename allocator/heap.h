@@ -22,8 +22,9 @@ void mr_heap_init(char *base, struct mr_span *spans, uint32_t region_order,
 uint32_t mr_heap_alloc_pages(uint32_t npages, uint32_t align_order, enum mr_temp temp,
 			     enum mr_span_kind kind) MR_HIDDEN;
 /* Pages for a large object (no alignment asked, not a realloc's move): normal data
- * of MR_FIRST_FIT_MIN_PAGES and more goes first fit by address (the lowest run of
- * free pages that holds it, mr_buddy_alloc_first_fit), else as mr_heap_alloc_pages.
+ * of MR_FIRST_FIT_MIN_PAGES and more goes first fit (a run of free pages that holds
+ * it, in the lowest region with one: mr_buddy_alloc_first_fit), else as
+ * mr_heap_alloc_pages.
  * Not for spans that grow: first fit leaves no free pages after them. */
 #define MR_FIRST_FIT_MIN_PAGES 256u
 uint32_t mr_heap_alloc_big(uint32_t npages, enum mr_temp temp) MR_HIDDEN;

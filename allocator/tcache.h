@@ -26,8 +26,9 @@ struct mr_bin {
 _Static_assert(sizeof(struct mr_bin) == 32 && MR_BIN_ROW >= MR_NR_CLASSES, "a bin row is a page");
 
 /* Remote frees go out in batches: an array of pointers per owner, sent with one
- * push when full, so that neither the freeing thread nor the owner reads or writes
- * the objects on the way (tcache.c, "Remote frees in batches"). */
+ * push when full, so that neither the freeing thread nor the owner writes the
+ * objects on the way (the freeing thread reads the free key; tcache.c, "remote
+ * frees in batches"). */
 #define MR_OUT_SLOTS 4
 struct mr_rbatch;
 
@@ -65,8 +66,9 @@ struct mr_tcache *mr_tc_slow(void) MR_HIDDEN;
 void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp) MR_HIDDEN;
 void *mr_small_alloc_shared(unsigned cls, enum mr_temp temp) MR_HIDDEN;
 void mr_local_free_slow(struct mr_bin *b, struct mr_span *s, void *p) MR_HIDDEN;
-/* Free @p of slab @s, owned by another cache: batched when @tc (the calling
- * thread's cache, or NULL) is set. */
+/* Free @p of slab @s, owned by another cache: into a batch of @tc, the calling
+ * thread's cache (if NULL, one is made for it; failing that, or while the thread
+ * sets up or exits, @p goes onto the owner's object inbox at once). */
 void mr_remote_free(struct mr_tcache *tc, struct mr_span *s, void *p) MR_HIDDEN;
 /* Send the calling thread's batched remote frees to their owners (malloc_trim). */
 void mr_remote_flush(void) MR_HIDDEN;
