@@ -1,7 +1,7 @@
 /* Thread caches and slabs: per thread, per temperature and size class, a bin of free
  * objects from its current slab; partial slabs lowest address first; frees from
- * other threads in batches to the owner's inbox; exited threads' caches parked for whoever
- * allocates next. Slabs come from the page heap (heap.c). */
+ * other threads in batches to the owner's inbox; exited threads' caches parked for
+ * whoever allocates next. Slabs come from the page heap (heap.c). */
 #include "config.h"
 
 #include <pthread.h>
@@ -429,12 +429,11 @@ static void rbatch_send(struct mr_tcache *tc, struct mr_rbatch *b)
 	struct mr_tcache *owner = b->owner;
 
 	if (atomic_load_explicit(&owner->inbox_nbatches, memory_order_relaxed) >= MR_RBATCH_BACKLOG) {
-		for (uint32_t i = 0; i + 1 < b->n; i++) {
-			((uintptr_t *)b->obj[i])[1] = mr_free_key;
-			*(void **)b->obj[i] = mr_link(b->obj[i], b->obj[i + 1]);
-		}
-		((uintptr_t *)b->obj[b->n - 1])[1] = mr_free_key;
-		inbox_push_chain(owner, b->obj[0], b->obj[b->n - 1]);
+		void *chain = NULL;
+
+		for (uint32_t i = b->n; i-- > 0;)
+			mr_list_push(&chain, b->obj[i]);	/* keyed and linked, obj[0] first */
+		inbox_push_chain(owner, chain, b->obj[b->n - 1]);
 		rbatch_put(tc, b);
 		return;
 	}
@@ -681,12 +680,6 @@ static bool reclaim_parked(struct mr_tcache *tc, unsigned cls, enum mr_temp temp
 	return got;
 }
 
-/* Objects other threads freed to live caches' inboxes, taken by a cache that would
- * otherwise need a new slab: its own go back to its slabs, those of @temp/@cls to
- * its stash, the rest back to the inbox they came from (one chain, one CAS). The
- * stashed ones stay counted as used in their slabs, as if never freed: handed out
- * again and freed later, they go to their slab's owner like any object. Returns
- * whether the stash got some. */
 /* Take what steal_inboxes wants of @c's batches: @tc's own objects back to its
  * slabs, those of @temp/@cls to its stash; batches left with others go back to
  * @c's inbox (one push), the emptied ones to @tc's spares. */
@@ -730,6 +723,12 @@ static void steal_batches(struct mr_tcache *tc, struct mr_tcache *c, unsigned cl
 		inbox_push_batches(c, rest, rest_tail, nrest);
 }
 
+/* Objects other threads freed to live caches' inboxes, taken by a cache that would
+ * otherwise need a new slab: its own go back to its slabs, those of @temp/@cls to
+ * its stash, the rest back to the inbox they came from (one chain, one CAS). The
+ * stashed ones stay counted as used in their slabs, as if never freed: handed out
+ * again and freed later, they go to their slab's owner like any object. Returns
+ * whether the stash got some. */
 static bool steal_inboxes(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 {
 	struct mr_tcache *c;
