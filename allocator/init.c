@@ -94,6 +94,28 @@ static int heap_init(void)
 	return 0;
 }
 
+/* The thread caches' key and the fork handlers, once: at load (below), or at the
+ * first allocation if another module's constructor allocates before ours runs. */
+static void start_fork_handlers(void)
+{
+	static _Atomic int once;
+
+	if (!atomic_exchange(&once, 1)) {
+		mr_tcache_start();
+		pthread_atfork(fork_prepare, fork_parent, fork_child);
+	}
+}
+
+/* At load, before the program's threads: a fork made while another thread sets the
+ * heap up (and holds its lock) then waits for the set-up, rather than leaving the
+ * child a lock no thread of its own will release (tests/alloc/fork-init.c). The
+ * handlers take static locks only, so they are safe before the set-up or if it fails.
+ * pthread_atfork may allocate: through us, which sets the heap up then. */
+__attribute__((constructor)) static void at_load(void)
+{
+	start_fork_handlers();
+}
+
 /* The first allocation sets the heap up. Nothing here allocates through us: the
  * options come from environ, the arena from mmap. */
 static bool mr_init_slow(void)
@@ -128,8 +150,7 @@ static bool mr_init_slow(void)
 
 		/* After the heap is ready: these may allocate (through us, safely). */
 		if (!atomic_exchange(&once, 1)) {
-			mr_tcache_start();
-			pthread_atfork(fork_prepare, fork_parent, fork_child);
+			start_fork_handlers();
 			start_reports();
 		}
 	}

@@ -84,6 +84,15 @@ check_PROGRAMS += tests/alloc/resident
 tests_alloc_resident_SOURCES = tests/alloc/resident.c
 tests_alloc_resident_CFLAGS = $(AM_CFLAGS) -fno-builtin
 tests_alloc_resident_LDADD = -lpthread
+# fork during the set-up: the allocator compiled in under mrz_* names (threads before
+# its first allocation), mmap wrapped to stage the window (tests/alloc/fork-init.c).
+check_PROGRAMS += tests/alloc/fork-init
+tests_alloc_fork_init_SOURCES = tests/alloc/fork-init.c $(MR_ALLOC_CORE_SRCS)
+tests_alloc_fork_init_CPPFLAGS = $(AM_CPPFLAGS) $(MR_FUZZ_RENAME)
+tests_alloc_fork_init_CFLAGS = $(AM_CFLAGS) -fno-builtin -ftls-model=initial-exec
+tests_alloc_fork_init_LDFLAGS = -Wl,--wrap=mmap
+tests_alloc_fork_init_LDADD = -lpthread
+TESTS += tests/alloc/fork-init
 TESTS += tests/alloc/stress.sh tests/alloc/safety.sh tests/alloc/packing.sh tests/alloc/sites.sh tests/alloc/alloc-stats.sh tests/alloc/realprog-tools.sh \
 	tests/alloc/realprog-python.sh tests/alloc/memory.sh tests/alloc/packaging.sh tests/alloc/layers.sh \
 	tests/alloc/resident.sh

@@ -72,7 +72,7 @@ void mr_tcache_init(void)
 
 static void tc_destroy(void *arg);
 
-/* Once the heap is ready (may allocate): a thread's exit parks its cache. */
+/* Once, at load (init.c): a thread's exit parks its cache. */
 void mr_tcache_start(void)
 {
 	pthread_key_create(&tc_key, tc_destroy);

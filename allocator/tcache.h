@@ -72,8 +72,8 @@ void mr_local_free_slow(struct mr_bin *b, struct mr_span *s, void *p) MR_HIDDEN;
 void mr_remote_free(struct mr_tcache *tc, struct mr_span *s, void *p) MR_HIDDEN;
 /* Send the calling thread's batched remote frees to their owners (malloc_trim). */
 void mr_remote_flush(void) MR_HIDDEN;
-/* Start-up: the shared cache and the free-list key (the arena published), then,
- * once the heap is ready, the thread-exit hook. fork: every cache lock. */
+/* Start-up: the shared cache and the free-list key (the arena published); the
+ * thread-exit hook, once, at load. fork: every cache lock. */
 void mr_tcache_init(void) MR_HIDDEN;
 void mr_tcache_start(void) MR_HIDDEN;
 void mr_tcache_lock_all(void) MR_HIDDEN;
