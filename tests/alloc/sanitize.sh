@@ -2,7 +2,8 @@
 # Sanitizer builds of the allocator's tests (`make check-alloc-sanitizers`, not part of
 # `make check`): the unit tests under UBSan and ASan, and the stress programs with the
 # allocator compiled in under mrz_* names (calling its entry points directly, not by
-# preload) under UBSan, ASan and TSan. Prints one line per run; exit 1 on any failure.
+# preload) under UBSan, ASan and TSan, fork-init under UBSan and ASan. Prints one
+# line per run; exit 1 on any failure.
 # Usage: sanitize.sh SRCDIR BUILDDIR (MR_FUZZ_RENAME, MR_ALLOC_CORE_SRCS and CLANG in
 # the environment, from allocator/local.mk)
 src=${1:?srcdir}
@@ -56,5 +57,11 @@ for san in undefined address thread; do
 		run "stress-$m-$san" env TSAN_OPTIONS=halt_on_error=1 ASAN_OPTIONS=detect_leaks=0 \
 			"$out/stress-$san" "$m"
 	done
+	# fork while the second thread sets the allocator up (mmap wrapped to stage it)
+	[ $san = thread ] && continue
+	# shellcheck disable=SC2086
+	$CC $flags $INC $RENAME -Wl,--wrap=mmap -o "$out/fork-init-$san" "$src/tests/alloc/fork-init.c" \
+		$srcs -lpthread -ldl || { echo "FAIL: build fork-init-$san"; status=1; continue; }
+	run "fork-init-$san" env ASAN_OPTIONS=detect_leaks=0 "$out/fork-init-$san"
 done
 exit $status
