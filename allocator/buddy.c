@@ -236,6 +236,19 @@ static void account(struct mr_heap *h, uint32_t r, int64_t delta_pages)
 
 static void purge_dirty(struct mr_heap *h, uint64_t now);
 
+/* After each page-heap operation that frees, allocates or grows a span: the purges
+ * that are due, by the decay delay or by the dirty share. Not on frees alone: a
+ * program that only grows its buffers after freeing one would keep that one's pages
+ * to its end (a realloc'd buffer's old copy; memory.c's grow). */
+static void purges_due(struct mr_heap *h, uint64_t now_ns)
+{
+	if ((h->npending && now_ns >= h->next_decay_ns) || now_ns >= h->runs_due_ns)
+		mr_buddy_decay(h, false);
+	if (h->dirty_pct && h->dirty_pages > h->dirty_min_pages &&
+	    h->dirty_pages * 100 > h->used_pages * h->dirty_pct && now_ns >= h->dirty_next_ns)
+		purge_dirty(h, now_ns);
+}
+
 static uint32_t ms_of(uint64_t ns)
 {
 	return (uint32_t)(ns / 1000000u);
@@ -621,6 +634,7 @@ static uint32_t span_out(struct mr_heap *h, uint32_t page, uint32_t npages, uint
 	/* calloc clears only what may not read zero. */
 	h->spans[page].flags = st & MR_FREE_UNCLEAN ? 0 : MR_SPAN_ZEROED;
 	account(h, mr_page_region(h, page), npages);
+	purges_due(h, h->ops->now_ns());
 	return page;
 }
 
@@ -785,11 +799,7 @@ void mr_buddy_free(struct mr_heap *h, uint32_t page, uint32_t npages)
 	free_range(h, page, npages, MR_FREE_UNCLEAN | MR_FREE_DIRTY, ms_of(now_ns));
 	runs_schedule(h, r, now_ns);
 	account(h, r, -(int64_t)npages);
-	if ((h->npending && now_ns >= h->next_decay_ns) || now_ns >= h->runs_due_ns)
-		mr_buddy_decay(h, false);
-	if (h->dirty_pct && h->dirty_pages > h->dirty_min_pages &&
-	    h->dirty_pages * 100 > h->used_pages * h->dirty_pct && now_ns >= h->dirty_next_ns)
-		purge_dirty(h, now_ns);
+	purges_due(h, now_ns);
 }
 
 bool mr_buddy_grow(struct mr_heap *h, uint32_t page, uint32_t old_npages, uint32_t new_npages)
@@ -803,6 +813,7 @@ bool mr_buddy_grow(struct mr_heap *h, uint32_t page, uint32_t old_npages, uint32
 		return false;
 	h->spans[page].npages = new_npages;
 	account(h, mr_page_region(h, page), new_npages - old_npages);
+	purges_due(h, h->ops->now_ns());
 	return true;
 }
 
@@ -929,6 +940,7 @@ uint32_t mr_buddy_alloc_huge_on(struct mr_heap *h, uint32_t nregions, uint32_t a
 	h->spans[page].head = page;
 	h->spans[page].npages = nregions << h->region_order;
 	h->spans[page].flags = zero ? MR_SPAN_ZEROED : 0;
+	purges_due(h, h->ops->now_ns());
 	return page;
 }
 
@@ -979,6 +991,7 @@ bool mr_buddy_grow_huge(struct mr_heap *h, uint32_t page, uint32_t new_nregions)
 		h->hot_top[r] = first + new_nregions;
 	h->regions[first].huge_regions = new_nregions;
 	h->spans[page].npages = new_nregions << h->region_order;
+	purges_due(h, h->ops->now_ns());
 	return true;
 }
 

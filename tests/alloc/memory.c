@@ -431,6 +431,48 @@ static int mode_refill(void)
 	return 0;
 }
 
+/* A buffer grown by realloc, half again each time, as programs read a file of
+ * unknown size: it grows in place but once, at 59 MiB, where it stops fitting a
+ * region and moves (copied; the old span freed). After that the program only grows
+ * it, never frees: the old span must still go back after the decay delay, checked on
+ * the next page-heap operation (a growth). Checked only on frees, it stayed resident
+ * to the end: 59 MiB over the live buffer. */
+static int mode_grow(void)
+{
+	size_t size = 1u << 20, live;
+	char *p = malloc(size), *q;
+	int moves = 0;
+	double after;
+
+	if (!p || !in_memreg(p))
+		FAIL("malloc(1 MiB): %p", (void *)p);
+	memset(p, 1, size);
+	while (size < (size_t)160 << 20) {
+		size_t next = size + size / 2;
+
+		q = realloc(p, next);
+		if (!q)
+			FAIL("realloc(%zu) failed", next);
+		moves += q != p;
+		memset(q + size, 2, next - size);
+		if (q[0] != 1 || q[size - 1] != (size > (1u << 20) ? 2 : 1))
+			FAIL("realloc(%zu) lost the data", next);
+		p = q;
+		size = next;
+		sleep_ms(150);	/* MEMREG_DECAY_MS=100 in memory.sh */
+	}
+	live = size;
+	after = rss_mib();
+	printf("grow: %d moves to %.1f MiB, resident %.1f MiB at the end\n", moves, live / MIB, after);
+	if (!moves)
+		FAIL("grow: the buffer never moved: nothing freed, nothing tested");
+	if (after > live / MIB + 12)
+		FAIL("grow: %.1f MiB resident with a %.1f MiB buffer, its old copy freed long "
+		     "since (at most 12 MiB more)", after, live / MIB);
+	free(p);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -454,6 +496,8 @@ int main(int argc, char **argv)
 		return mode_prefault();
 	if (!strcmp(m, "refill"))
 		return mode_refill();
-	fprintf(stderr, "usage: memory trim|decay|calloc|calloc-purged|info GOFILE|cost|prefault|refill\n");
+	if (!strcmp(m, "grow"))
+		return mode_grow();
+	fprintf(stderr, "usage: memory trim|decay|calloc|calloc-purged|info GOFILE|cost|prefault|refill|grow\n");
 	return 2;
 }

@@ -1,10 +1,11 @@
 #!/bin/sh
 # What libmemreg gives back to the OS and what it leaves untouched (tests/alloc/memory.c):
-# free runs after the decay delay, past the dirty share and at malloc_trim (which says
-# whether it released), calloc of fresh or MADV_DONTNEED-purged pages without writing
-# them, calloc after a MADV_FREE purge returning zeros; large spans prefaulted only for
-# a call site that writes them whole; mallinfo2, malloc_stats and malloc_info answering
-# for libmemreg's heap, with the numbers of `memregctl alloc-stats`.
+# free runs after the decay delay (checked on allocations and growths too), past the
+# dirty share and at malloc_trim (which says whether it released), calloc of fresh or
+# MADV_DONTNEED-purged pages without writing them, calloc after a MADV_FREE purge
+# returning zeros; large spans prefaulted only for a call site that writes them whole;
+# mallinfo2, malloc_stats and malloc_info answering for libmemreg's heap, with the
+# numbers of `memregctl alloc-stats`.
 . "$top_srcdir/tests/alloc/preload.sh"
 CTL="$top_builddir/tools/memregctl"
 PROG="$top_builddir/tests/alloc/memory"
@@ -33,6 +34,8 @@ run dirty-share MEMREG_DECAY_MS=600000 "$PROG" dirty
 run dirty-share-off MEMREG_DECAY_MS=600000 MEMREG_DIRTY_PCT=0 "$PROG" dirty
 # Big spans first fit: a freed buffer's resident pages are reused (heap.c).
 run refill MEMREG_DECAY_MS=600000 MEMREG_DIRTY_PCT=0 "$PROG" refill
+# The decay on growths too: a realloc'd buffer's old copy goes back (buddy.c).
+run grow "$PROG" grow
 run calloc "$PROG" calloc
 run calloc-dontneed "$PROG" calloc-purged
 run calloc-madv-free MEMREG_MADV_FREE=1 "$PROG" calloc-purged

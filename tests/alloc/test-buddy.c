@@ -415,6 +415,36 @@ static void test_purge_runs(void **state)
 	free(h);
 }
 
+/* The decay's purges come due on allocations and growths too, not on frees alone:
+ * a program that frees one big block and then only allocates or grows kept its
+ * pages to the end (memory.c's grow: a realloc'd buffer's old copy). */
+static void test_purges_due_without_frees(void **state)
+{
+	struct mr_heap *h = p_heap();
+	uint32_t a, b, c, x;
+
+	(void)state;
+	a = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
+	b = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
+	c = mr_buddy_alloc(h, 4, 0, MR_TEMP_NORMAL);
+	assert_int_equal(c, 32);
+	mr_buddy_free(h, b, 16);
+	fake_now += 1000000000u;
+	/* An allocation elsewhere ([36, 40), c's buddy) purges b, due now. */
+	x = mr_buddy_alloc(h, 4, 0, MR_TEMP_NORMAL);
+	assert_int_equal(x, 36);
+	expect_purged(1, 16, 16);
+	expect_ok(h, "purged at an allocation");
+	/* A growth ([36, 40) into [40, 44)) purges a, merged with b's clean block. */
+	mr_buddy_free(h, a, 16);
+	fake_now += 1000000000u;
+	assert_true(mr_buddy_grow(h, x, 4, 8));
+	expect_purged(2, 0, 32);
+	expect_ok(h, "purged at a growth");
+	free(h->spans);
+	free(h);
+}
+
 /* The dirty share: dirty free blocks of 16 pages and more past dirty_pct% of the
  * used pages (and dirty_min_pages) are purged at the free that passes it if free for
  * dirty_age_ms (10 ms here), long before the 1 s delay; younger ones are left to the
@@ -1018,6 +1048,7 @@ int main(void)
 		cmocka_unit_test(test_decay),
 		cmocka_unit_test(test_dirty_share),
 		cmocka_unit_test(test_purge_runs),
+		cmocka_unit_test(test_purges_due_without_frees),
 		cmocka_unit_test(test_nodes),
 		cmocka_unit_test(test_hot_reserve),
 		cmocka_unit_test(test_commit_failure),
