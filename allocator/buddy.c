@@ -791,13 +791,32 @@ uint32_t mr_buddy_alloc_on(struct mr_heap *h, uint32_t npages, uint32_t align_or
 	return span_out(h, page, npages, st);
 }
 
+/* Whether the span [page, page + npages), being freed, is the biggest yet (and big
+ * enough): then it is purged now, before it goes back (purge_new_max_min). */
+static bool purge_new_max(struct mr_heap *h, uint32_t page, uint32_t npages)
+{
+	if (!h->purge_new_max_min || npages < h->purge_new_max_min || npages <= h->free_max_pages ||
+	    !h->ops->purge_pages)
+		return false;
+	h->free_max_pages = npages;
+	h->ops->purge_pages(h, page, npages, h->lazy_purge);
+	if (h->ops->purge_flush)
+		h->ops->purge_flush(h);
+	h->runs_purged_pages += npages;
+	return true;
+}
+
 void mr_buddy_free(struct mr_heap *h, uint32_t page, uint32_t npages)
 {
 	uint32_t r = mr_page_region(h, page);
 	uint64_t now_ns = h->ops->now_ns();
 
-	free_range(h, page, npages, MR_FREE_UNCLEAN | MR_FREE_DIRTY, ms_of(now_ns));
-	runs_schedule(h, r, now_ns);
+	if (purge_new_max(h, page, npages)) {
+		free_range(h, page, npages, h->lazy_purge ? MR_FREE_UNCLEAN : 0, ms_of(now_ns));
+	} else {
+		free_range(h, page, npages, MR_FREE_UNCLEAN | MR_FREE_DIRTY, ms_of(now_ns));
+		runs_schedule(h, r, now_ns);
+	}
 	account(h, r, -(int64_t)npages);
 	purges_due(h, now_ns);
 }

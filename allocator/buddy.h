@@ -100,6 +100,12 @@ struct mr_heap {
 	 * purged in between. */
 	uint64_t dirty_pages, dirty_min_pages, dirty_next_ns;
 	uint32_t dirty_pct, dirty_age_ms;
+	/* A span of purge_new_max_min pages or more (0: off) freed bigger than every one
+	 * before is purged at its free, as glibc unmaps a chunk above its mmap threshold,
+	 * which rises to the size of each chunk so freed: the old copies of a growing
+	 * table or buffer go at once, a buffer of one size freed again and again waits
+	 * for the decay (its pages are likely used again). free_max_pages: the largest. */
+	uint32_t purge_new_max_min, free_max_pages;
 	/* Regions whose stats changed since the export last read them (stats.c). */
 	uint64_t changed[MR_REGION_WORDS];
 	uint64_t changed_summary;

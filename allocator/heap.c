@@ -23,6 +23,9 @@ static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
  * (or the delay, if shorter) are purged at once. 10 ms is mimalloc's purge delay. */
 #define MR_DIRTY_MIN_BYTES (UINT64_C(4) << 20)
 #define MR_DIRTY_AGE_MS 10u
+/* Spans of 1 MiB and more freed bigger than every one before go back at their free
+ * (buddy.h, purge_new_max_min). */
+#define MR_PURGE_NEW_MAX_MIN_BYTES (UINT64_C(1) << 20)
 
 /* ---- the OS contract of the buddy heap, in regions and pages ---- */
 
@@ -95,6 +98,7 @@ void mr_heap_init(char *base, struct mr_span *spans, uint32_t region_order, uint
 	mr_heap.lazy_purge = MR_OPT(madv_free) != 0;
 	mr_heap.dirty_pct = MR_OPT(dirty_pct) < UINT32_MAX ? (uint32_t)MR_OPT(dirty_pct) : UINT32_MAX;
 	mr_heap.dirty_min_pages = MR_DIRTY_MIN_BYTES >> MR_PAGE_SHIFT;
+	mr_heap.purge_new_max_min = MR_PURGE_NEW_MAX_MIN_BYTES >> MR_PAGE_SHIFT;
 	mr_heap.dirty_age_ms = MR_OPT(decay_ms) < MR_DIRTY_AGE_MS ? (uint32_t)MR_OPT(decay_ms) :
 								    MR_DIRTY_AGE_MS;
 	mr_os_numa_detect();

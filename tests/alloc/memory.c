@@ -392,6 +392,19 @@ static int mode_cost(void)
 	return 0;
 }
 
+/* Write and free a span of @mib MiB: freed bigger than any before, it goes back at
+ * once (buddy.h, purge_new_max_min); smaller spans freed after it wait for the decay,
+ * which is what the modes calling this test. */
+static void free_biggest(size_t mib)
+{
+	char *p = malloc(mib << 20);
+
+	if (!p || !in_memreg(p))
+		FAIL("malloc(%zu MiB): %p", mib, (void *)p);
+	memset(p, 7, mib << 20);
+	free(p);
+}
+
 /* A big buffer written and freed, then three of a third of it written (as sort -S
  * does between its phases), with a small object made between (a stdio buffer: its
  * slab keeps the big buffer's region from becoming one free block again). They must
@@ -402,8 +415,11 @@ static int mode_cost(void)
 static int mode_refill(void)
 {
 	size_t big = (size_t)50 << 20, third = big / 3 - 4096;	/* 3 fit in its pages */
-	char *b = malloc(big), *small, *p[3];
+	char *b, *small, *p[3];
 	double before, after;
+
+	free_biggest(60);
+	b = malloc(big);
 
 	if (!b || !in_memreg(b))
 		FAIL("malloc(50 MiB): %p", (void *)b);
@@ -440,9 +456,12 @@ static int mode_refill(void)
 static int mode_grow(void)
 {
 	size_t size = 1u << 20, live;
-	char *p = malloc(size), *q;
+	char *p, *q;
 	int moves = 0;
 	double after;
+
+	free_biggest(63);	/* so that the old copy (59 MiB) waits for the decay */
+	p = malloc(size);
 
 	if (!p || !in_memreg(p))
 		FAIL("malloc(1 MiB): %p", (void *)p);
@@ -473,6 +492,41 @@ static int mode_grow(void)
 	return 0;
 }
 
+/* A span freed bigger than every one before goes back at its free, as glibc unmaps
+ * a chunk above its mmap threshold (a dict's or vector's old table, freed as it
+ * grows, and then no page-heap operation for the decay to run on); one of the same
+ * size freed again waits for the decay (it is likely used again). Run with the decay
+ * and the dirty share off, so that nothing else purges. */
+static int mode_new_max(void)
+{
+	size_t n = (size_t)40 << 20;
+	double before, after[3];
+
+	before = rss_mib();
+	for (int i = 0; i < 3; i++) {
+		size_t sz = i < 2 ? n : n + (8u << 20);
+		char *p = malloc(sz);
+
+		if (!p || !in_memreg(p))
+			FAIL("malloc(%zu): %p", sz, (void *)p);
+		memset(p, 1, sz);
+		free(p);
+		after[i] = rss_mib();
+	}
+	printf("new-max: resident %.1f MiB, after 40 MiB freed %.1f, 40 MiB again %.1f, "
+	       "48 MiB %.1f\n", before, after[0], after[1], after[2]);
+	if (after[0] > before + 4)
+		FAIL("new-max: 40 MiB freed, the biggest yet: %.1f MiB resident, %.1f before "
+		     "(at most 4 more)", after[0], before);
+	if (after[1] < before + 36)
+		FAIL("new-max: 40 MiB freed again: %.1f MiB resident, %.1f before (want the "
+		     "40 MiB kept for the decay)", after[1], before);
+	if (after[2] > before + 4)
+		FAIL("new-max: 48 MiB freed, the biggest yet: %.1f MiB resident, %.1f before "
+		     "(at most 4 more: the 40 MiB reused by it, the rest purged)", after[2], before);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -498,6 +552,8 @@ int main(int argc, char **argv)
 		return mode_refill();
 	if (!strcmp(m, "grow"))
 		return mode_grow();
-	fprintf(stderr, "usage: memory trim|decay|calloc|calloc-purged|info GOFILE|cost|prefault|refill|grow\n");
+	if (!strcmp(m, "new-max"))
+		return mode_new_max();
+	fprintf(stderr, "usage: memory trim|decay|calloc|calloc-purged|info GOFILE|cost|prefault|refill|grow|new-max\n");
 	return 2;
 }

@@ -36,6 +36,8 @@ run dirty-share-off MEMREG_DECAY_MS=600000 MEMREG_DIRTY_PCT=0 "$PROG" dirty
 run refill MEMREG_DECAY_MS=600000 MEMREG_DIRTY_PCT=0 "$PROG" refill
 # The decay on growths too: a realloc'd buffer's old copy goes back (buddy.c).
 run grow "$PROG" grow
+# A span freed bigger than every one before goes back at once (buddy.c).
+run new-max MEMREG_DECAY_MS=600000 MEMREG_DIRTY_PCT=0 "$PROG" new-max
 run calloc "$PROG" calloc
 run calloc-dontneed "$PROG" calloc-purged
 run calloc-madv-free MEMREG_MADV_FREE=1 "$PROG" calloc-purged

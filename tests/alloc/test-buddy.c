@@ -445,6 +445,39 @@ static void test_purges_due_without_frees(void **state)
 	free(h);
 }
 
+/* A span freed bigger than every one before (and of purge_new_max_min pages or
+ * more) is purged at its free and goes back clean; one of the same size freed again
+ * is left to the decay. */
+static void test_purge_new_max(void **state)
+{
+	struct mr_heap *h = p_heap();
+	uint32_t a;
+
+	(void)state;
+	h->purge_new_max_min = 16;
+	assert_int_equal(mr_buddy_alloc(h, 1, 0, MR_TEMP_NORMAL), 0);	/* the region in use */
+	a = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
+	mr_buddy_free(h, a, 16);
+	expect_purged(1, a, 16);
+	assert_int_equal(h->dirty_pages, 0);
+	expect_ok(h, "the biggest yet, purged");
+	a = expect_clean_alloc(h, 16, a);
+	mr_buddy_free(h, a, 16);		/* the same size again: dirty */
+	assert_int_equal(p_calls, 1);
+	assert_int_equal(h->dirty_pages, 16);
+	expect_ok(h, "the same size, left to the decay");
+	a = mr_buddy_alloc(h, 32, 0, MR_TEMP_NORMAL);
+	mr_buddy_free(h, a, 32);
+	expect_purged(2, a, 32);
+	expect_ok(h, "a bigger one, purged");
+	h->free_max_pages = 0;
+	a = mr_buddy_alloc(h, 8, 0, MR_TEMP_NORMAL);
+	mr_buddy_free(h, a, 8);			/* under the minimum */
+	assert_int_equal(p_calls, 2);
+	free(h->spans);
+	free(h);
+}
+
 /* The dirty share: dirty free blocks of 16 pages and more past dirty_pct% of the
  * used pages (and dirty_min_pages) are purged at the free that passes it if free for
  * dirty_age_ms (10 ms here), long before the 1 s delay; younger ones are left to the
@@ -1049,6 +1082,7 @@ int main(void)
 		cmocka_unit_test(test_dirty_share),
 		cmocka_unit_test(test_purge_runs),
 		cmocka_unit_test(test_purges_due_without_frees),
+		cmocka_unit_test(test_purge_new_max),
 		cmocka_unit_test(test_nodes),
 		cmocka_unit_test(test_hot_reserve),
 		cmocka_unit_test(test_commit_failure),
