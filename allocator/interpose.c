@@ -357,7 +357,7 @@ static size_t usable_size(void *p)
 static void *realloc_impl(void *p, size_t size, const void *ret)
 {
 	struct mr_span *s;
-	size_t old;
+	size_t old, n;
 	void *q;
 
 	if (!p)
@@ -401,7 +401,13 @@ static void *realloc_impl(void *p, size_t size, const void *ret)
 	q = alloc_slow_from(size, MR_MIN_ALIGN, (enum mr_temp)s->temp, ret, NULL);
 	if (!q)
 		return NULL;
-	memcpy(q, p, old < size ? old : size);
+	n = old < size ? old : size;
+	/* Span to span (both page-aligned): the pages move, as far as whole pages go. */
+	if (s->kind != MR_SPAN_SLAB && n >= MR_LARGE_MOVE_MIN && mr_in_arena(q) &&
+	    !((uintptr_t)q & (MR_PAGE_SIZE - 1)))
+		mr_large_move(q, p, (n + MR_PAGE_SIZE - 1) & ~(size_t)(MR_PAGE_SIZE - 1));
+	else
+		memcpy(q, p, n);
 	free_inline(p);
 	return q;
 }

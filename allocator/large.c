@@ -3,6 +3,8 @@
  * heap (heap.c), which does the rest under its lock. */
 #include "config.h"
 
+#include <string.h>
+
 #include "allocator/heap.h"
 #include "allocator/internal.h"
 #include "allocator/large.h"
@@ -135,6 +137,12 @@ bool mr_large_resize(struct mr_span *s, size_t size)
 	if (size > MR_ARENA_MAX || size == 0)
 		return false;
 	return mr_heap_resize_span(s, (size + MR_PAGE_SIZE - 1) >> MR_PAGE_SHIFT);
+}
+
+void mr_large_move(void *to, void *from, size_t len)
+{
+	if (len < MR_LARGE_MOVE_MIN || !mr_os_move_pages(to, from, len))
+		memcpy(to, from, len);
 }
 
 size_t mr_usable_size_span(const struct mr_span *s)

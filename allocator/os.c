@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -83,6 +84,32 @@ void mr_os_bind(void *addr, size_t len, uint32_t node)
 
 	mask[id / (8 * sizeof(unsigned long))] = 1ul << (id % (8 * sizeof(unsigned long)));
 	syscall(SYS_mbind, addr, len, MR_MPOL_PREFERRED, mask, MR_NODE_IDS, 0);
+}
+
+/* ---- moving pages (realloc) ---- */
+
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP 4
+#endif
+
+/* mremap moves the page-table entries: no copy, and the source and destination are
+ * never both resident, as glibc's realloc of an mmapped chunk does it. With
+ * MREMAP_DONTUNMAP (Linux 5.7, private anonymous memory) the source stays mapped,
+ * empty, so the arena has no hole to mend. */
+bool mr_os_move_pages(void *to, void *from, size_t len)
+{
+	static _Atomic int unsupported;
+	int e = errno;
+	long r;
+
+	if (mr_os_nnodes >= 2 || atomic_load_explicit(&unsupported, memory_order_relaxed))
+		return false;
+	r = syscall(SYS_mremap, from, len, len, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, to);
+	errno = e;
+	if (r == (long)(uintptr_t)to)
+		return true;
+	atomic_store_explicit(&unsupported, 1, memory_order_relaxed);
+	return false;
 }
 
 /* ---- commit and purge ---- */

@@ -50,6 +50,12 @@ void mr_os_purge(void *addr, size_t len) MR_HIDDEN;
 void mr_os_purge_pages(void *addr, size_t len, bool lazy) MR_HIDDEN;
 void mr_os_purge_flush(void) MR_HIDDEN;
 extern uint64_t mr_os_purge_calls MR_HIDDEN, mr_os_purge_batched MR_HIDDEN;
+/* Move the pages of [from, from + len) to @to (page-aligned, not overlapping, both
+ * writable arena ranges) without copying them; [from, ...) stays mapped and reads
+ * zero. False if it cannot (the caller copies): with NUMA regions, where the pages
+ * would stay on their node, or on a kernel without MREMAP_DONTUNMAP (then never
+ * tried again). errno kept. */
+bool mr_os_move_pages(void *to, void *from, size_t len) MR_HIDDEN;
 /* Make [addr, addr + len) (writable) resident now, by one call rather than a page
  * fault per page (MADV_POPULATE_WRITE); 0, or -1 (an old kernel: then always -1). */
 int mr_os_populate(void *addr, size_t len) MR_HIDDEN;

@@ -38,6 +38,8 @@ run refill MEMREG_DECAY_MS=600000 MEMREG_DIRTY_PCT=0 "$PROG" refill
 run grow "$PROG" grow
 # A span freed bigger than every one before goes back at once (buddy.c).
 run new-max MEMREG_DECAY_MS=600000 MEMREG_DIRTY_PCT=0 "$PROG" new-max
+# realloc moves a big span's pages rather than copying them (os.c).
+run realloc-move MEMREG_NUMA=0 "$PROG" realloc-move
 run calloc "$PROG" calloc
 run calloc-dontneed "$PROG" calloc-purged
 run calloc-madv-free MEMREG_MADV_FREE=1 "$PROG" calloc-purged
