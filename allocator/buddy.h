@@ -90,7 +90,7 @@ struct mr_heap {
 	uint32_t lazy_purge;		/* the decay purges with MADV_FREE (MEMREG_MADV_FREE) */
 	uint64_t runs_due_ns;
 	uint64_t runs_pending[MR_REGION_WORDS];
-	uint64_t runs_purged_pages;	/* pages of free blocks given back, decay and trim */
+	uint64_t runs_purged_pages;	/* pages of free blocks given back: decay, trim, new max */
 	/* The dirty share (heap.c sets it from MEMREG_DIRTY_PCT; dirty_pct 0: off).
 	 * dirty_pages counts the pages of dirty free blocks the decay would purge (order
 	 * MR_PURGE_ORDER and up, entirely free regions included). A free that leaves
