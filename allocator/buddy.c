@@ -239,7 +239,7 @@ static void purge_dirty(struct mr_heap *h, uint64_t now);
 /* After each page-heap operation that frees, allocates or grows a span: the purges
  * that are due, by the decay delay or by the dirty share. Not on frees alone: a
  * program that only grows its buffers after freeing one would keep that one's pages
- * to its end (a realloc'd buffer's old copy; memory.c's grow). */
+ * to its end (memory.c's no-free). */
 static void purges_due(struct mr_heap *h, uint64_t now_ns)
 {
 	if ((h->npending && now_ns >= h->next_decay_ns) || now_ns >= h->runs_due_ns)

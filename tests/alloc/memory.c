@@ -447,48 +447,44 @@ static int mode_refill(void)
 	return 0;
 }
 
-/* A buffer grown by realloc, half again each time, as programs read a file of
- * unknown size: it grows in place but once, at 59 MiB, where it stops fitting a
- * region and moves (copied; the old span freed). After that the program only grows
- * it, never frees: the old span must still go back after the decay delay, checked on
- * the next page-heap operation (a growth). Checked only on frees, it stayed resident
- * to the end: 59 MiB over the live buffer. */
-static int mode_grow(void)
+/* The decay without frees: a 40 MiB buffer written and freed (not the biggest yet,
+ * so left to the decay), then only allocations, 150 ms apart, five of 2 MiB written.
+ * The freed buffer must still go back after the delay, checked on the next
+ * page-heap operation (an allocation). Checked only on frees, it stayed resident
+ * to the end; with realloc's copies, a grown buffer's old copy did so too (+59 MiB
+ * for a buffer grown to 195 MiB). */
+static int mode_no_free(void)
 {
-	size_t size = 1u << 20, live;
-	char *p, *q;
-	int moves = 0;
-	double after;
+	size_t big = (size_t)40 << 20, small = (size_t)2 << 20;
+	double start, freed, after;
+	char *b, *q[5];
 
-	free_biggest(63);	/* so that the old copy (59 MiB) waits for the decay */
-	p = malloc(size);
-
-	if (!p || !in_memreg(p))
-		FAIL("malloc(1 MiB): %p", (void *)p);
-	memset(p, 1, size);
-	while (size < (size_t)160 << 20) {
-		size_t next = size + size / 2;
-
-		q = realloc(p, next);
-		if (!q)
-			FAIL("realloc(%zu) failed", next);
-		moves += q != p;
-		memset(q + size, 2, next - size);
-		if (q[0] != 1 || q[size - 1] != (size > (1u << 20) ? 2 : 1))
-			FAIL("realloc(%zu) lost the data", next);
-		p = q;
-		size = next;
+	free_biggest(63);	/* so that the 40 MiB one waits for the decay */
+	start = rss_mib();
+	b = malloc(big);
+	if (!b || !in_memreg(b))
+		FAIL("malloc(40 MiB): %p", (void *)b);
+	memset(b, 1, big);
+	free(b);
+	freed = rss_mib();
+	for (int i = 0; i < 5; i++) {
 		sleep_ms(150);	/* MEMREG_DECAY_MS=100 in memory.sh */
+		q[i] = malloc(small);
+		if (!q[i] || !in_memreg(q[i]))
+			FAIL("malloc(2 MiB) #%d: %p", i, (void *)q[i]);
+		memset(q[i], 2, small);
 	}
-	live = size;
 	after = rss_mib();
-	printf("grow: %d moves to %.1f MiB, resident %.1f MiB at the end\n", moves, live / MIB, after);
-	if (!moves)
-		FAIL("grow: the buffer never moved: nothing freed, nothing tested");
-	if (after > live / MIB + 12)
-		FAIL("grow: %.1f MiB resident with a %.1f MiB buffer, its old copy freed long "
-		     "since (at most 12 MiB more)", after, live / MIB);
-	free(p);
+	printf("no-free: resident %.1f MiB, %.1f after 40 MiB freed, %.1f after five "
+	       "allocations of 2 MiB and no free\n", start, freed, after);
+	if (freed < start + 36)
+		FAIL("no-free: the 40 MiB went back at its free (%.1f -> %.1f MiB): the decay "
+		     "is not what is tested", start, freed);
+	if (after > start + 10 + 8)
+		FAIL("no-free: %.1f MiB resident, %.1f before the 40 MiB buffer: it stayed "
+		     "(want at most 10 MiB live + 8)", after, start);
+	for (int i = 0; i < 5; i++)
+		free(q[i]);
 	return 0;
 }
 
@@ -603,12 +599,12 @@ int main(int argc, char **argv)
 		return mode_prefault();
 	if (!strcmp(m, "refill"))
 		return mode_refill();
-	if (!strcmp(m, "grow"))
-		return mode_grow();
+	if (!strcmp(m, "no-free"))
+		return mode_no_free();
 	if (!strcmp(m, "new-max"))
 		return mode_new_max();
 	if (!strcmp(m, "realloc-move"))
 		return mode_realloc_move();
-	fprintf(stderr, "usage: memory trim|decay|calloc|calloc-purged|info GOFILE|cost|prefault|refill|grow|new-max|realloc-move\n");
+	fprintf(stderr, "usage: memory trim|decay|calloc|calloc-purged|info GOFILE|cost|prefault|refill|no-free|new-max|realloc-move\n");
 	return 2;
 }

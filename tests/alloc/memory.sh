@@ -34,8 +34,8 @@ run dirty-share MEMREG_DECAY_MS=600000 "$PROG" dirty
 run dirty-share-off MEMREG_DECAY_MS=600000 MEMREG_DIRTY_PCT=0 "$PROG" dirty
 # Big spans first fit: a freed buffer's resident pages are reused (heap.c).
 run refill MEMREG_DECAY_MS=600000 MEMREG_DIRTY_PCT=0 "$PROG" refill
-# The decay on growths too: a realloc'd buffer's old copy goes back (buddy.c).
-run grow "$PROG" grow
+# The decay checked on allocations too, with no free after the one to purge (buddy.c).
+run no-free "$PROG" no-free
 # A span freed bigger than every one before goes back at once (buddy.c).
 run new-max MEMREG_DECAY_MS=600000 MEMREG_DIRTY_PCT=0 "$PROG" new-max
 # realloc moves a big span's pages rather than copying them (os.c).

@@ -417,7 +417,7 @@ static void test_purge_runs(void **state)
 
 /* The decay's purges come due on allocations and growths too, not on frees alone:
  * a program that frees one big block and then only allocates or grows kept its
- * pages to the end (memory.c's grow: a realloc'd buffer's old copy). */
+ * pages to the end (memory.c's no-free). */
 static void test_purges_due_without_frees(void **state)
 {
 	struct mr_heap *h = p_heap();
