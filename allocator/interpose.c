@@ -402,10 +402,8 @@ static void *realloc_impl(void *p, size_t size, const void *ret)
 	if (!q)
 		return NULL;
 	n = old < size ? old : size;
-	/* Span to span (both page-aligned): the pages move, as far as whole pages go. */
-	if (s->kind != MR_SPAN_SLAB && n >= MR_LARGE_MOVE_MIN && mr_in_arena(q) &&
-	    !((uintptr_t)q & (MR_PAGE_SIZE - 1)))
-		mr_large_move(q, p, (n + MR_PAGE_SIZE - 1) & ~(size_t)(MR_PAGE_SIZE - 1));
+	if (s->kind != MR_SPAN_SLAB)
+		mr_large_move(q, p, n);
 	else
 		memcpy(q, p, n);
 	free_inline(p);

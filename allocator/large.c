@@ -141,8 +141,10 @@ bool mr_large_resize(struct mr_span *s, size_t size)
 
 void mr_large_move(void *to, void *from, size_t len)
 {
-	if (len < MR_LARGE_MOVE_MIN || !mr_os_move_pages(to, from, len))
-		memcpy(to, from, len);
+	if (len >= MR_LARGE_MOVE_MIN && mr_in_arena(to) && !((uintptr_t)to & (MR_PAGE_SIZE - 1)) &&
+	    mr_os_move_pages(to, from, (len + MR_PAGE_SIZE - 1) & ~(size_t)(MR_PAGE_SIZE - 1)))
+		return;
+	memcpy(to, from, len);
 }
 
 size_t mr_usable_size_span(const struct mr_span *s)

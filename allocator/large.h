@@ -19,9 +19,10 @@ void mr_large_free(struct mr_span *s) MR_HIDDEN;
 /* Resize a large or huge span in place; false if it cannot be. */
 bool mr_large_resize(struct mr_span *s, size_t size) MR_HIDDEN;
 size_t mr_usable_size_span(const struct mr_span *s) MR_HIDDEN;
-/* realloc's move of @len bytes (whole pages) from one large or huge span to the
- * start of another: from MR_LARGE_MOVE_MIN bytes up the pages themselves move
- * (mr_os_move_pages: no copy, and never both resident), else they are copied. */
+/* realloc's move of @len bytes from the start of a large or huge span to @to (the
+ * new block, wherever it came from): from MR_LARGE_MOVE_MIN bytes up into another
+ * span (page-aligned, in the arena) the pages themselves move, as far as whole pages
+ * go (mr_os_move_pages: no copy, and never both resident), else they are copied. */
 #define MR_LARGE_MOVE_MIN ((size_t)1 << 20)
 void mr_large_move(void *to, void *from, size_t len) MR_HIDDEN;
 

@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/alloc/self-status.h"
+
 #define FAIL(...) do { fprintf(stderr, "memory: " __VA_ARGS__); fputc('\n', stderr); exit(1); } while (0)
 #define MIB (1024.0 * 1024.0)
 
@@ -526,16 +528,8 @@ static int mode_new_max(void)
 /* Peak resident size of this process (VmHWM), MiB. */
 static double hwm_mib(void)
 {
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	long kib = -1;
+	long kib = self_peak_kib();
 
-	if (!f)
-		FAIL("cannot read /proc/self/status");
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
 	if (kib < 0)
 		FAIL("no VmHWM in /proc/self/status");
 	return kib / 1024.0;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bench/alloc-workloads.h"
+#include "tests/alloc/self-status.h"
 #include "memreg.h"
 
 /* The memreg.h API, from the preloaded library (the program does not link it). */
@@ -135,21 +136,6 @@ static int mode_hot(void)
 	return 0;
 }
 
-/* Peak resident KiB so far (VmHWM). */
-static long peak_kib(void)
-{
-	char line[256];
-	long v = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmHWM: %ld", &v) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return v;
-}
-
 #define REUSE_BYTES (64ul << 20)
 #define REUSE_N (REUSE_BYTES / 64)
 static void **reuse_p;
@@ -192,14 +178,14 @@ static int mode_reuse(int live)
 	pthread_mutex_unlock(&reuse_lock);
 	if (!live)
 		pthread_join(t, NULL);
-	before = peak_kib();
+	before = self_peak_kib();
 	for (i = 0; i < REUSE_N; i++)
 		free(reuse_p[i]);
 	for (i = 0; i < REUSE_N; i++) {
 		reuse_p[i] = malloc(64);
 		memset(reuse_p[i], 2, 64);
 	}
-	after = peak_kib();
+	after = self_peak_kib();
 	if (live) {
 		pthread_mutex_lock(&reuse_lock);
 		reuse_done = 1;
