@@ -53,8 +53,8 @@ tests_alloc_test_options_SOURCES = tests/alloc/test-options.c allocator/options.
 tests_alloc_test_options_CFLAGS = $(MR_ALLOC_TEST_CFLAGS)
 tests_alloc_test_options_LDADD = $(CMOCKA_LIBS)
 check_PROGRAMS += tests/alloc/test-os
-tests_alloc_test_os_SOURCES = tests/alloc/test-os.c allocator/os.c allocator/options.c \
-	allocator/fmt.c
+tests_alloc_test_os_SOURCES = tests/alloc/test-os.c tests/alloc/self-status.h allocator/os.c \
+	allocator/options.c allocator/fmt.c
 tests_alloc_test_os_CFLAGS = $(MR_ALLOC_TEST_CFLAGS)
 tests_alloc_test_os_LDADD = $(CMOCKA_LIBS)
 TESTS += tests/alloc/test-buddy tests/alloc/test-sizeclass tests/alloc/test-options \

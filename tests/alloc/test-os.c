@@ -28,6 +28,7 @@
 
 #include "allocator/internal.h"
 #include "allocator/os.h"
+#include "tests/alloc/self-status.h"
 
 #ifndef SYS_process_madvise
 #define SYS_process_madvise 440
@@ -44,23 +45,9 @@ static size_t area_len;
 static char batch_why[128];
 
 /* The Seccomp field of our status (-1: not read). */
-static int seccomp_mode(void)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	int mode = -1;
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Seccomp: %d", &mode) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return mode;
-}
-
 static void probe_batch(void)
 {
-	int mode = seccomp_mode();
+	int mode = (int)self_status("Seccomp");
 	struct iovec iov;
 	char *p;
 	long r;
