@@ -44,7 +44,6 @@ static size_t area_len;
  * MADV_DONTNEED by process_madvise not purged. */
 static char batch_why[128];
 
-/* The Seccomp field of our status (-1: not read). */
 static void probe_batch(void)
 {
 	int mode = (int)self_status("Seccomp");

@@ -12,7 +12,8 @@ wss_check() {
 	ctl=$top_builddir/tools/memregctl
 	gen=$top_builddir/monitor/memreg-accessgen
 	rec=$(mktemp /tmp/mr-wss-XXXXXX.rec)
-	trap 'rm -f "$rec" "$rec.old" "$rec.err" "$rec.out"' EXIT	# record keeps a previous file as .old
+	# record keeps a previous file as .old
+	trap 'rm -f "$rec" "$rec.old" "$rec.err" "$rec.out"' EXIT
 	sample_us=${attrs%%,*}
 	for try in 1 2; do
 		wss_record && return 0
@@ -20,11 +21,12 @@ wss_check() {
 		echo "# the target stalled for $stall_ms ms, half a sampling interval or more:"
 		echo "# it did not run the pattern throughout; recording once more"
 	done
+	echo "FAIL: $config: $why"
 	exit 1
 }
 
 # One record and its check: 0 when the median is in range; 1 when it is not and the
-# target stalled (stall_ms says how long); exits 1 on any other failure.
+# target stalled (why and stall_ms say so); exits 1 on any other failure.
 wss_record() {
 	if ! "$ctl" record -b refs -a "$attrs" -o "$rec" -- \
 		"$gen" -s -t "$scale" "$top_srcdir/monitor/configs/$config" >"$rec.out" 2>"$rec.err"; then
@@ -47,13 +49,15 @@ wss_record() {
 		echo "PASS: $config median working set $p50 bytes (~$mib MiB) within $lo..$hi MiB"
 		return 0
 	fi
-	echo "FAIL: $config median working set $p50 bytes (~$mib MiB), want $lo..$hi MiB" \
-		"(the target's longest stall: $stall_ms ms)"
+	why="median working set $p50 bytes (~$mib MiB), want $lo..$hi MiB"
+	why="$why (the target's longest stall: $stall_ms ms)"
+	echo "# $config: $why"
 	# each snapshot's working set, for whoever reads the log
 	"$ctl" report raw "$rec" | awk -v min="$min" '
-		/^snapshot/ { if (n++) printf "%.1f ", w / 1048576; w = 0 }
+		/^snapshot/ { if (n++) l = l sprintf(" %.1f", w / 1048576); w = 0 }
 		/nr_accesses/ { if ($4 >= min) w += $2 }
-		END { if (n) printf "%.1f", w / 1048576; print " MiB: each snapshot" }'
+		END { if (n) printf "# each snapshot (MiB):%s %.1f\n", l, w / 1048576 }'
 	awk -v s="$stall_ms" -v us="$sample_us" 'BEGIN { exit !(s * 2000 >= us) }' && return 1
+	echo "FAIL: $config: $why"
 	exit 1
 }
