@@ -115,7 +115,7 @@ static uint32_t alloc_pages(uint32_t npages, uint32_t align_order, enum mr_temp 
 {
 	uint32_t page = MR_NONE, node = mr_os_current_node();
 
-	pthread_mutex_lock(&heap_lock);
+	mr_os_lock(&heap_lock);
 	if (first_fit)
 		page = mr_buddy_alloc_first_fit(&mr_heap, npages, node);
 	if (page == MR_NONE)
@@ -143,7 +143,7 @@ uint32_t mr_heap_alloc_big(uint32_t npages, enum mr_temp temp)
 
 void mr_heap_free_pages(uint32_t page, uint32_t npages)
 {
-	pthread_mutex_lock(&heap_lock);
+	mr_os_lock(&heap_lock);
 	mr_heap.spans[page].kind = MR_SPAN_NONE;
 	mr_buddy_free(&mr_heap, page, npages);
 	mr_stats_publish(&mr_heap);
@@ -154,7 +154,7 @@ uint32_t mr_heap_alloc_huge(uint32_t nregions, uint32_t align_regions, enum mr_t
 {
 	uint32_t page, node = mr_os_current_node();
 
-	pthread_mutex_lock(&heap_lock);
+	mr_os_lock(&heap_lock);
 	page = mr_buddy_alloc_huge_on(&mr_heap, nregions, align_regions, temp, node);
 	if (page != MR_NONE) {
 		mr_spans[page].temp = (uint8_t)temp;
@@ -168,7 +168,7 @@ void mr_heap_free_span(struct mr_span *s)
 {
 	uint32_t page = (uint32_t)(s - mr_spans);
 
-	pthread_mutex_lock(&heap_lock);
+	mr_os_lock(&heap_lock);
 	if (s->kind == MR_SPAN_HUGE) {
 		s->kind = MR_SPAN_NONE;
 		mr_buddy_free_huge(&mr_heap, page);
@@ -185,7 +185,7 @@ bool mr_heap_resize_span(struct mr_span *s, uint64_t npages)
 	uint32_t page = (uint32_t)(s - mr_spans), ro = mr_heap.region_order;
 	bool ok = false;
 
-	pthread_mutex_lock(&heap_lock);
+	mr_os_lock(&heap_lock);
 	if (s->kind == MR_SPAN_LARGE) {
 		if (npages > (UINT64_C(1) << ro)) {
 			ok = false;
@@ -223,7 +223,13 @@ bool mr_heap_lower_free(uint32_t order, enum mr_temp temp, uint32_t page)
 	uint32_t r = mr_page_region(&mr_heap, page);
 	bool lower;
 
-	if (r == 0 || pthread_mutex_trylock(&heap_lock) != 0)
+	if (r == 0)
+		return false;
+	/* With one thread the lock is free (its caller does not hold it): taken
+	 * without trylock's page of libc (os.c, "locks"). */
+	if (mr_os_single_threaded())
+		mr_os_lock(&heap_lock);
+	else if (!mr_os_trylock(&heap_lock))
 		return false;
 	lower = mr_buddy_lower_free(&mr_heap, order, temp, r);
 	pthread_mutex_unlock(&heap_lock);
@@ -236,7 +242,7 @@ bool mr_heap_trim(void)
 {
 	uint64_t given;
 
-	pthread_mutex_lock(&heap_lock);
+	mr_os_lock(&heap_lock);
 	given = mr_buddy_decay(&mr_heap, true);
 	mr_stats_publish(&mr_heap);
 	pthread_mutex_unlock(&heap_lock);
@@ -245,7 +251,7 @@ bool mr_heap_trim(void)
 
 void mr_heap_lock(void)
 {
-	pthread_mutex_lock(&heap_lock);
+	mr_os_lock(&heap_lock);
 }
 
 void mr_heap_unlock(void)
@@ -258,21 +264,21 @@ void mr_heap_totals(struct mr_heap_totals *t)
 	mr_stats_totals_zero(t);
 	if (!mr_arena_base)
 		return;
-	pthread_mutex_lock(&heap_lock);
+	mr_os_lock(&heap_lock);
 	mr_stats_totals(&mr_heap, t);
 	pthread_mutex_unlock(&heap_lock);
 }
 
 void mr_heap_print_stats(void)
 {
-	pthread_mutex_lock(&heap_lock);
+	mr_os_lock(&heap_lock);
 	mr_stats_print(&mr_heap);
 	pthread_mutex_unlock(&heap_lock);
 }
 
 void mr_heap_export_open(bool tracking)
 {
-	pthread_mutex_lock(&heap_lock);
+	mr_os_lock(&heap_lock);
 	mr_stats_export_open(tracking);
 	mr_stats_publish(&mr_heap);
 	pthread_mutex_unlock(&heap_lock);

@@ -61,8 +61,10 @@ static void start_reports(void)
 	mr_sites_init();
 	if (MR_OPT_STR(site_map) || MR_OPT(track_sites))
 		mr_sites_track();
-	if (MR_OPT(export_stats))
+	if (MR_OPT(export_stats)) {
 		mr_heap_export_open(mr_site_ids != NULL);
+		mr_os_run_lock_hook();	/* a child exports under its own pid */
+	}
 	mr_stats_init();
 	if (MR_OPT(show_stats) || MR_OPT_STR(site_map))
 		atexit(at_exit);
@@ -88,29 +90,36 @@ static int heap_init(void)
 	max_regions = (uint32_t)(MR_ARENA_MAX / rs < MR_MAX_REGIONS ? MR_ARENA_MAX / rs : MR_MAX_REGIONS);
 	if (mr_os_reserve(order, max_regions, &base, &spans, &nregions) != 0)
 		return -1;
+	mr_os_clock_init();
 	mr_heap_init(base, spans, order, nregions);
 	mr_os_arena_publish(base, spans, nregions, max_regions);
 	mr_tcache_init();
 	return 0;
 }
 
-/* The thread caches' key and the fork handlers, once: at load (below), or at the
- * first allocation if another module's constructor allocates before ours runs. */
+/* The fork handlers: os.c's lock hook, run before the first lock taken once the
+ * process may have a second thread (a process that never has one needs them only
+ * for the stats export: start_reports), so a fork made while another thread sets
+ * the heap up (and holds its lock) waits for the set-up, rather than leaving the
+ * child a lock no thread of its own will release (tests/alloc/fork-init.c). The
+ * handlers take static locks only, so they are safe before the set-up or if it
+ * fails. pthread_atfork may allocate: through us (os.c lets the hook's thread lock). */
+static void register_fork_handlers(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* The lock hook, and the thread caches' key once: at load (below), or at the first
+ * allocation if another module's constructor allocates before ours runs. */
 static void start_fork_handlers(void)
 {
 	static _Atomic int once;
 
-	if (!atomic_exchange(&once, 1)) {
+	mr_os_set_lock_hook(register_fork_handlers);
+	if (!atomic_exchange(&once, 1))
 		mr_tcache_start();
-		pthread_atfork(fork_prepare, fork_parent, fork_child);
-	}
 }
 
-/* At load, before the program's threads: a fork made while another thread sets the
- * heap up (and holds its lock) then waits for the set-up, rather than leaving the
- * child a lock no thread of its own will release (tests/alloc/fork-init.c). The
- * handlers take static locks only, so they are safe before the set-up or if it fails.
- * pthread_atfork may allocate: through us, which sets the heap up then. */
 __attribute__((constructor)) static void at_load(void)
 {
 	start_fork_handlers();
@@ -126,6 +135,7 @@ static bool mr_init_slow(void)
 		return true;
 	if (st == -1)
 		return false;
+	mr_os_set_lock_hook(register_fork_handlers);	/* before the first lock */
 	mr_heap_lock();
 	st = atomic_load_explicit(&init_state, memory_order_relaxed);
 	if (st == 0) {
@@ -141,8 +151,10 @@ static bool mr_init_slow(void)
 		if (!atomic_exchange(&failed_once, 1)) {
 			fallback_note_reason();
 			mr_stats_set_disabled();
-			if (MR_OPT(export_stats))
+			if (MR_OPT(export_stats)) {
 				mr_heap_export_open(false);
+				mr_os_run_lock_hook();
+			}
 		}
 	}
 	if (st == 2) {

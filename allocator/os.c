@@ -1,17 +1,23 @@
 /* The OS contract (os.h): the arena's address space, commit, purge, NUMA binding,
- * the clock. Raw system calls only (no libnuma: start-up cost); no policy. */
+ * the clock, locks. Raw system calls only (no libnuma: start-up cost); no policy. */
 #include "config.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef HAVE_SYS_SINGLE_THREADED_H
+#include <sys/single_threaded.h>
+#endif
 
 #include "allocator/internal.h"
 #include "allocator/os.h"
@@ -302,12 +308,162 @@ uint32_t mr_os_resident_pages(const void *addr, uint32_t npages)
 	return n;
 }
 
-uint64_t mr_os_now_ns(void)
+/* ---- the clock ---- */
+
+/* The decay clock is read on every page-heap operation. libc's clock_gettime calls
+ * the vDSO's too, but its wrapper lies on a page of libc that nothing else of
+ * libmemreg, of glibc's malloc or of a small program touches, and the first call maps
+ * the 64 KiB of libc around it (the kernel's fault-around): up to 64 KiB more
+ * resident in every process (docs/allocator.md, "Peak RSS against glibc, by cause").
+ * So the vDSO's function is called directly, found in the vDSO's symbol table (an ELF
+ * image the kernel maps, named by AT_SYSINFO_EHDR; its DT_HASH gives the symbol count:
+ * x86's and arm64's vDSOs have one). Without it, or on another architecture, libc's. */
+#if defined(__x86_64__) || defined(__i386__) || defined(__riscv)
+#define MR_VDSO_CLOCK "__vdso_clock_gettime"
+#elif defined(__aarch64__) || defined(__powerpc64__)	/* not s390x: 64-bit hash words */
+#define MR_VDSO_CLOCK "__kernel_clock_gettime"
+#endif
+
+typedef int (*clock_fn)(clockid_t, struct timespec *);
+static clock_fn clock_now = clock_gettime;
+bool mr_os_clock_vdso;
+
+#ifdef MR_VDSO_CLOCK
+/* The address of the vDSO's function @name, or NULL. */
+static void *vdso_function(const char *name)
 {
+	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)getauxval(AT_SYSINFO_EHDR);
+	const ElfW(Phdr) *ph;
+	const ElfW(Dyn) *d = NULL;
+	const ElfW(Sym) *sym = NULL;
+	const Elf32_Word *hash = NULL;
+	const char *str = NULL;
+	uintptr_t bias = 0;
+	bool loaded = false;
+	Elf32_Word i;
+
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
+		return NULL;
+	ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
+	for (i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type == PT_LOAD && !loaded) {
+			bias = (uintptr_t)eh + ph[i].p_offset - ph[i].p_vaddr;
+			loaded = true;
+		} else if (ph[i].p_type == PT_DYNAMIC) {
+			d = (const ElfW(Dyn) *)((const char *)eh + ph[i].p_offset);
+		}
+	}
+	if (!loaded || !d)
+		return NULL;
+	for (; d->d_tag != DT_NULL; d++) {
+		if (d->d_tag == DT_SYMTAB)
+			sym = (const ElfW(Sym) *)(bias + d->d_un.d_ptr);
+		else if (d->d_tag == DT_STRTAB)
+			str = (const char *)(bias + d->d_un.d_ptr);
+		else if (d->d_tag == DT_HASH)
+			hash = (const Elf32_Word *)(bias + d->d_un.d_ptr);
+	}
+	if (!sym || !str || !hash)
+		return NULL;
+	/* nchain: one per symbol; ELF64_ST_TYPE is ELF32_ST_TYPE. */
+	for (i = 0; i < hash[1]; i++)
+		if (ELF64_ST_TYPE(sym[i].st_info) == STT_FUNC && sym[i].st_shndx != SHN_UNDEF &&
+		    !strcmp(str + sym[i].st_name, name))
+			return (void *)(bias + sym[i].st_value);
+	return NULL;
+}
+#endif
+
+void mr_os_clock_init(void)
+{
+#ifdef MR_VDSO_CLOCK
+	void *fn = vdso_function(MR_VDSO_CLOCK);
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	/* Used only if it answers the clock decay reads. */
+	if (fn && ((clock_fn)fn)(CLOCK_MONOTONIC_COARSE, &ts) == 0) {
+		clock_now = (clock_fn)fn;
+		mr_os_clock_vdso = true;
+	}
+#endif
+}
+
+uint64_t mr_os_now_ns(void)
+{
+	struct timespec ts = { 0, 0 };
+
+	clock_now(CLOCK_MONOTONIC_COARSE, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- locks, and the process's second thread ---- */
+
+/* glibc's fork handlers are what a multi-threaded process needs (a fork must not
+ * leave the child a lock another thread held), but registering them touches
+ * __register_atfork's code and data, and pthread_mutex_trylock reads a jump table:
+ * two more places in libc that nothing else touches, each mapping up to 64 KiB
+ * around it (the clock's comment above). A process with one thread can hold no lock
+ * at a fork but its own, which it does not hold when it forks: so the hook (the
+ * handlers) runs before the first lock taken once a second thread may exist; a lock
+ * taken while the process had one thread cannot be held when the second starts (no
+ * lock is held across a call that starts a thread). The hook runs under
+ * pthread_once: the other threads' locks wait for it to end (else one could take a
+ * lock, unguarded, before the handlers are in), and a child forked while it ran (in
+ * the parent, before glibc's atfork lock) runs it again. The hook may allocate, and
+ * so lock: the thread that runs it goes on. */
+static void (*_Atomic lock_hook)(void);
+static pthread_once_t hook_once = PTHREAD_ONCE_INIT;
+static _Atomic bool hook_done;
+static __thread bool hook_running __attribute__((tls_model("initial-exec")));
+
+bool mr_os_single_threaded(void)
+{
+#ifdef HAVE_SYS_SINGLE_THREADED_H
+	return __libc_single_threaded;
+#else
+	return false;
+#endif
+}
+
+void mr_os_set_lock_hook(void (*hook)(void))
+{
+	atomic_store_explicit(&lock_hook, hook, memory_order_relaxed);
+}
+
+static void hook_run(void)
+{
+	void (*hook)(void) = atomic_load_explicit(&lock_hook, memory_order_relaxed);
+
+	hook_running = true;
+	if (hook)
+		hook();
+	hook_running = false;
+	atomic_store_explicit(&hook_done, true, memory_order_release);
+}
+
+void mr_os_run_lock_hook(void)
+{
+	if (!hook_running)
+		pthread_once(&hook_once, hook_run);
+}
+
+static inline void lock_guard(void)
+{
+	if (MR_UNLIKELY(!atomic_load_explicit(&hook_done, memory_order_acquire)) &&
+	    !mr_os_single_threaded())
+		mr_os_run_lock_hook();
+}
+
+void mr_os_lock(pthread_mutex_t *m)
+{
+	lock_guard();
+	pthread_mutex_lock(m);
+}
+
+bool mr_os_trylock(pthread_mutex_t *m)
+{
+	lock_guard();
+	return pthread_mutex_trylock(m) == 0;
 }
 
 /* ---- the arena's address space ---- */

@@ -5,6 +5,7 @@
 #ifndef MR_ALLOCATOR_OS_H
 #define MR_ALLOCATOR_OS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -70,7 +71,25 @@ extern uint32_t mr_os_nnodes MR_HIDDEN;
 void mr_os_numa_detect(void) MR_HIDDEN;
 uint32_t mr_os_current_node(void) MR_HIDDEN;
 void mr_os_bind(void *addr, size_t len, uint32_t node) MR_HIDDEN;
+/* The decay clock (CLOCK_MONOTONIC_COARSE, ns), read on every page-heap operation:
+ * the vDSO's clock_gettime, found at start-up by mr_os_clock_init (libc's wrapper
+ * where the vDSO has none: see os.c). mr_os_clock_vdso says which. */
+void mr_os_clock_init(void) MR_HIDDEN;
 uint64_t mr_os_now_ns(void) MR_HIDDEN;
+extern bool mr_os_clock_vdso MR_HIDDEN;
+
+/* Locks: every lock of libmemreg is taken through these. Before the first taken
+ * while the process has (or has had) a second thread, the hook set by
+ * mr_os_set_lock_hook runs once (the fork handlers, init.c), and the other threads'
+ * locks wait for it to end; mr_os_run_lock_hook runs it now whatever the threads.
+ * A process that never starts a thread never runs it (os.c says why that pays). */
+void mr_os_set_lock_hook(void (*hook)(void)) MR_HIDDEN;
+void mr_os_run_lock_hook(void) MR_HIDDEN;
+void mr_os_lock(pthread_mutex_t *m) MR_HIDDEN;
+bool mr_os_trylock(pthread_mutex_t *m) MR_HIDDEN;
+/* Whether this process has only ever had one thread (glibc 2.32's
+ * __libc_single_threaded; false without it). */
+bool mr_os_single_threaded(void) MR_HIDDEN;
 /* Why the arena could not serve (the last failure; a default before any). */
 const char *mr_os_failure(void) MR_HIDDEN;
 void mr_os_set_failure(const char *why) MR_HIDDEN;

@@ -67,7 +67,7 @@ int mr_site_set(const void *ret, enum mr_temp temp)
 	uint32_t i = site_hash(a);
 	int rc = 0;
 
-	pthread_mutex_lock(&sites_lock);
+	mr_os_lock(&sites_lock);
 	for (;; i = (i + 1) & (SITE_SLOTS - 1)) {
 		uintptr_t s = atomic_load_explicit(&sites[i].addr, memory_order_relaxed);
 
@@ -94,7 +94,7 @@ int mr_site_set(const void *ret, enum mr_temp temp)
 
 void mr_sites_lock(void)
 {
-	pthread_mutex_lock(&sites_lock);
+	mr_os_lock(&sites_lock);
 }
 
 void mr_sites_unlock(void)
@@ -388,7 +388,7 @@ uint16_t mr_site_id(const void *ret)
 		if (s == 0)
 			break;
 	}
-	pthread_mutex_lock(&sites_lock);
+	mr_os_lock(&sites_lock);
 	for (;; i = (i + 1) & mask) {
 		uintptr_t s = atomic_load_explicit(&sid_hash[i].addr, memory_order_relaxed);
 
@@ -635,7 +635,7 @@ void mr_site_map_write(const char *path)
 	w.at = -1;
 	w.total = 0;
 	w.err = 0;
-	pthread_mutex_lock(&poll_lock);
+	mr_os_lock(&poll_lock);
 	site_map_emit(&w);
 	pthread_mutex_unlock(&poll_lock);
 	if (close(w.fd) != 0 || w.err)
@@ -743,7 +743,7 @@ void mr_classes_poll(void)
 	req = __atomic_load_n(&c->map_request, __ATOMIC_ACQUIRE);
 	if (MR_LIKELY(gen == seen_generation && req == seen_map_request))
 		return;
-	if (pthread_mutex_trylock(&poll_lock) != 0)
+	if (!mr_os_trylock(&poll_lock))
 		return;
 	if (gen != seen_generation)
 		classes_apply(c);

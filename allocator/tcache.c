@@ -81,9 +81,9 @@ void mr_tcache_start(void)
 /* fork: the caches' locks, the shared cache's first. */
 void mr_tcache_lock_all(void)
 {
-	pthread_mutex_lock(&gtc_lock);
-	pthread_mutex_lock(&pool_lock);
-	pthread_mutex_lock(&rbatch_lock);
+	mr_os_lock(&gtc_lock);
+	mr_os_lock(&pool_lock);
+	mr_os_lock(&rbatch_lock);
 }
 
 void mr_tcache_unlock_all(void)
@@ -101,7 +101,7 @@ static struct mr_tcache *tc_new(void)
 	struct mr_tcache *tc;
 	uint32_t page, npages;
 
-	pthread_mutex_lock(&pool_lock);
+	mr_os_lock(&pool_lock);
 	tc = pool;
 	if (tc)
 		__atomic_store_n(&pool, tc->next_parked, __ATOMIC_RELAXED);	/* peeked unlocked */
@@ -120,7 +120,7 @@ static struct mr_tcache *tc_new(void)
 	if (!(mr_spans[page].flags & MR_SPAN_ZEROED))
 		memset(tc, 0, sizeof(*tc));
 	tc_init(tc);
-	pthread_mutex_lock(&pool_lock);
+	mr_os_lock(&pool_lock);
 	tc->id = next_id++;
 	mr_stats_caches((uint64_t)tc->id + 1);
 	tc->next_all = all_caches;
@@ -348,7 +348,7 @@ static struct mr_rbatch *rbatch_get(struct mr_tcache *tc)
 		tc->nspare--;
 		return b;
 	}
-	pthread_mutex_lock(&rbatch_lock);
+	mr_os_lock(&rbatch_lock);
 	if (!rbatch_pool) {
 		uint32_t page = mr_heap_alloc_pages(1, 0, MR_TEMP_NORMAL, MR_SPAN_LARGE);
 
@@ -377,7 +377,7 @@ static void rbatch_put(struct mr_tcache *tc, struct mr_rbatch *b)
 		tc->nspare++;
 		return;
 	}
-	pthread_mutex_lock(&rbatch_lock);
+	mr_os_lock(&rbatch_lock);
 	b->next = rbatch_pool;
 	rbatch_pool = b;
 	pthread_mutex_unlock(&rbatch_lock);
@@ -659,7 +659,7 @@ static bool reclaim_parked(struct mr_tcache *tc, unsigned cls, enum mr_temp temp
 
 	if (!__atomic_load_n(&pool, __ATOMIC_RELAXED))
 		return false;
-	pthread_mutex_lock(&pool_lock);
+	mr_os_lock(&pool_lock);
 	for (pc = pool; pc; pc = pc->next_parked) {
 		struct mr_bin *pb = &pc->bins[temp][cls];
 
@@ -872,7 +872,7 @@ void *mr_small_alloc_shared(unsigned cls, enum mr_temp temp)
 {
 	void *p;
 
-	pthread_mutex_lock(&gtc_lock);
+	mr_os_lock(&gtc_lock);
 	p = gtc.bins[temp][cls].free;
 	if (p) {
 		mr_list_pop(&gtc.bins[temp][cls].free);
@@ -902,7 +902,7 @@ static void tc_destroy(void *arg)
 			if (tc->bins[t][c].cur)
 				bin_retire_current(&tc->bins[t][c]);
 	}
-	pthread_mutex_lock(&pool_lock);
+	mr_os_lock(&pool_lock);
 	tc->next_parked = pool;
 	__atomic_store_n(&pool, tc, __ATOMIC_RELAXED);	/* reclaim_parked peeks unlocked */
 	pthread_mutex_unlock(&pool_lock);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -283,6 +284,7 @@ static int mode_fork(void)
 			size_t n[200];
 			int j;
 
+			alarm(20);	/* a lock a busy thread held at the fork: never freed */
 			for (j = 0; j < 200; j++) {
 				n[j] = rand_size(&s);
 				p[j] = malloc(n[j]);
@@ -297,7 +299,9 @@ static int mode_fork(void)
 			_exit(0);
 		}
 		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-			FAIL("fork: child %d failed (status %#x)", k, st);
+			FAIL("fork: child %d failed (status %#x%s)", k, st,
+			     WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM ?
+				     ": its mallocs hung 20 s, on a lock held at the fork" : "");
 	}
 	atomic_store(&stop, 1);
 	for (i = 0; i < 3; i++)

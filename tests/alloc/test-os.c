@@ -6,12 +6,16 @@
  * process_madvise, tried in a child); a range the batched call cannot advise (a
  * hole) does not stop the others. Each range is written, queued, seen still holding
  * its data, flushed, then seen not resident (mincore) and reading zero; its
- * neighbours keep their data. */
+ * neighbours keep their data. Then the clock (the vDSO's, within libc's readings)
+ * and the lock hook (the fork handlers' turn: not with one thread, once with two,
+ * again in a child forked while it ran). */
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,10 +24,12 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sys/mman.h>
+#include <sys/auxv.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "allocator/internal.h"
@@ -331,6 +337,113 @@ static void test_seccomp_fallback(void **state)
 	unmap_ranges();
 }
 
+/* ---- the clock: the vDSO's, agreeing with libc's ---- */
+
+static uint64_t libc_coarse_ns(void)
+{
+	struct timespec ts;
+
+	assert_int_equal(clock_gettime(CLOCK_MONOTONIC_COARSE, &ts), 0);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void test_clock(void **state)
+{
+	uint64_t before, now, after;
+
+	(void)state;
+	mr_os_clock_init();
+#if defined(__x86_64__) || defined(__aarch64__)
+	/* Every kernel of these has a vDSO with DT_HASH: libc's wrapper means the lookup broke. */
+	if (getauxval(AT_SYSINFO_EHDR))
+		assert_true(mr_os_clock_vdso);
+#endif
+	before = libc_coarse_ns();
+	now = mr_os_now_ns();
+	after = libc_coarse_ns();
+	if (now < before || now > after)
+		fail_msg("mr_os_now_ns %llu outside libc's readings around it [%llu, %llu]",
+			 (unsigned long long)now, (unsigned long long)before, (unsigned long long)after);
+}
+
+/* ---- locks: the hook before the first lock with a second thread, once ---- */
+
+static _Atomic int hook_runs;
+static pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER, lock_b = PTHREAD_MUTEX_INITIALIZER;
+static int hold_pipe[2], go_pipe[2];	/* the hook (in the parent): "running", then waits */
+static pid_t parent_pid;
+
+/* Counts its runs, takes a lock itself (as pthread_atfork's allocation would), and in
+ * the parent while hold_pipe is open says it runs and waits to be let go. */
+static void count_hook(void)
+{
+	char c = 'r';
+
+	atomic_fetch_add(&hook_runs, 1);
+	mr_os_lock(&lock_b);
+	pthread_mutex_unlock(&lock_b);
+	if (getpid() == parent_pid && hold_pipe[1] > 0) {
+		if (write(hold_pipe[1], &c, 1) != 1 || read(go_pipe[0], &c, 1) != 1)
+			abort();
+	}
+}
+
+static void *lock_once(void *arg)
+{
+	(void)arg;
+	mr_os_lock(&lock_a);
+	pthread_mutex_unlock(&lock_a);
+	return NULL;
+}
+
+static void test_lock_hook(void **state)
+{
+	pthread_t t;
+	int status;
+	pid_t pid;
+	char c;
+
+	(void)state;
+	parent_pid = getpid();
+	mr_os_set_lock_hook(count_hook);
+#ifdef HAVE_SYS_SINGLE_THREADED_H
+	/* One thread so far: locks do not run it. */
+	assert_true(mr_os_single_threaded());
+	lock_once(NULL);
+	assert_true(mr_os_trylock(&lock_a));
+	pthread_mutex_unlock(&lock_a);
+	assert_int_equal(atomic_load(&hook_runs), 0);
+#endif
+	/* A second thread's first lock runs it, and it holds that thread while main forks:
+	 * the child (forked before the hook's end) runs it again at its first lock, and
+	 * does not wait for the parent's thread, which it does not have. */
+	assert_int_equal(pipe(hold_pipe), 0);
+	assert_int_equal(pipe(go_pipe), 0);
+	assert_int_equal(pthread_create(&t, NULL, lock_once, NULL), 0);
+	assert_int_equal(read(hold_pipe[0], &c, 1), 1);
+	assert_int_equal(atomic_load(&hook_runs), 1);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		alarm(10);
+		lock_once(NULL);
+		_exit(atomic_load(&hook_runs));
+	}
+	assert_int_equal(write(go_pipe[1], "g", 1), 1);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status))
+		fail_msg("child's first lock did not return (status %#x): it waited for a hook "
+			 "its parent's thread was running", status);
+	assert_int_equal(WEXITSTATUS(status), 2);
+	/* Once in the parent, whatever locks follow, and mr_os_run_lock_hook then. */
+	lock_once(NULL);
+	assert_true(mr_os_trylock(&lock_a));
+	pthread_mutex_unlock(&lock_a);
+	mr_os_run_lock_hook();
+	assert_int_equal(atomic_load(&hook_runs), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -340,6 +453,8 @@ int main(void)
 		cmocka_unit_test(test_advice_change),
 		cmocka_unit_test(test_hole),
 		cmocka_unit_test(test_seccomp_fallback),
+		cmocka_unit_test(test_clock),
+		cmocka_unit_test(test_lock_hook),	/* last: it starts a thread */
 	};
 
 	probe_batch();
