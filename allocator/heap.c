@@ -278,6 +278,9 @@ void mr_heap_print_stats(void)
 
 void mr_heap_export_open(bool tracking)
 {
+	/* The fork handlers even with one thread: a child exports under its own pid.
+	 * Before the lock: registering them may allocate. */
+	mr_os_run_lock_hook();
 	mr_os_lock(&heap_lock);
 	mr_stats_export_open(tracking);
 	mr_stats_publish(&mr_heap);

@@ -61,10 +61,8 @@ static void start_reports(void)
 	mr_sites_init();
 	if (MR_OPT_STR(site_map) || MR_OPT(track_sites))
 		mr_sites_track();
-	if (MR_OPT(export_stats)) {
+	if (MR_OPT(export_stats))
 		mr_heap_export_open(mr_site_ids != NULL);
-		mr_os_run_lock_hook();	/* a child exports under its own pid */
-	}
 	mr_stats_init();
 	if (MR_OPT(show_stats) || MR_OPT_STR(site_map))
 		atexit(at_exit);
@@ -99,7 +97,7 @@ static int heap_init(void)
 
 /* The fork handlers: os.c's lock hook, run before the first lock taken once the
  * process may have a second thread (a process that never has one needs them only
- * for the stats export: start_reports), so a fork made while another thread sets
+ * for the stats export: mr_heap_export_open), so a fork made while another thread sets
  * the heap up (and holds its lock) waits for the set-up, rather than leaving the
  * child a lock no thread of its own will release (tests/alloc/fork-init.c). The
  * handlers take static locks only, so they are safe before the set-up or if it
@@ -135,7 +133,7 @@ static bool mr_init_slow(void)
 		return true;
 	if (st == -1)
 		return false;
-	mr_os_set_lock_hook(register_fork_handlers);	/* before the first lock */
+	start_fork_handlers();	/* the lock hook in place before the first lock */
 	mr_heap_lock();
 	st = atomic_load_explicit(&init_state, memory_order_relaxed);
 	if (st == 0) {
@@ -151,20 +149,16 @@ static bool mr_init_slow(void)
 		if (!atomic_exchange(&failed_once, 1)) {
 			fallback_note_reason();
 			mr_stats_set_disabled();
-			if (MR_OPT(export_stats)) {
+			if (MR_OPT(export_stats))
 				mr_heap_export_open(false);
-				mr_os_run_lock_hook();
-			}
 		}
 	}
 	if (st == 2) {
 		static _Atomic int once;
 
 		/* After the heap is ready: these may allocate (through us, safely). */
-		if (!atomic_exchange(&once, 1)) {
-			start_fork_handlers();
+		if (!atomic_exchange(&once, 1))
 			start_reports();
-		}
 	}
 	return st == 2;
 }
