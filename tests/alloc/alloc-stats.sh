@@ -1,6 +1,6 @@
 #!/bin/sh
 # memregctl alloc-stats: reads the live export of a running process (JSON fields
-# checked), and rejects a missing, foreign or truncated stats file with exit 1.
+# checked) and of its forked child (its own), and rejects a missing, foreign or truncated stats file with exit 1.
 . "$top_srcdir/tests/alloc/preload.sh"
 CTL="$top_builddir/tools/memregctl"
 tmp=$(mktemp -d) || exit 99
@@ -35,6 +35,36 @@ touch "$tmp/go"
 wait $pid
 out=$("$CTL" alloc-stats $pid 2>&1); rc=$?
 [ $rc -eq 1 ] && echo "$out" | grep -q 'no libmemreg stats' || fail "exited process: $rc $out"
+
+# A process with one thread that forks (a subshell): the child exports under its
+# own pid from its first page-heap change on, through the fork handlers' child
+# side, which such a process registers only because the export is on.
+cat >"$tmp/fork.sh" <<'SH'
+(
+	sh -c 'echo $PPID' >"$1.pid"
+	i=0; x=""
+	while [ $i -lt 40 ]; do x="$x$(printf '%01000d' 0)"; i=$((i + 1)); done
+	touch "$1.ready"
+	while [ ! -f "$1" ]; do sleep 0.1; done
+) &
+wait
+SH
+LD_PRELOAD="$MEMREG_LIB" MEMREG_EXPORT_STATS=1 sh "$tmp/fork.sh" "$tmp/go3" &
+pid=$!
+n=0
+while [ ! -f "$tmp/go3.ready" ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+child=$(cat "$tmp/go3.pid" 2>/dev/null)
+if [ -z "$child" ] || [ ! -f "$tmp/go3.ready" ]; then
+	fail "forked child: did not start (pid '$child')"
+else
+	names=$(for fd in /proc/$child/fd/*; do readlink "$fd"; done | grep memreg-alloc)
+	[ "$names" = "/memfd:memreg-alloc.$child (deleted)" ] ||
+		fail "forked child $child of $pid: its memfds are '$names', want its own only"
+	"$CTL" alloc-stats --json "$child" | tr -d ' \n' | grep -q "\"pid\":$child," ||
+		fail "forked child $child: alloc-stats does not report its own pid"
+fi
+touch "$tmp/go3"
+wait $pid
 
 # Under an RLIMIT_AS too small for the arena: the export says so (disabled, glibc's
 # allocations counted) and the notice comes once on stderr.
