@@ -29,7 +29,7 @@ wss_check() {
 		if awk -v s="$stall_ms" -v us="$sample_us" 'BEGIN { exit !(s * 2000 >= us) }'; then
 			echo "# the target stalled for $stall_ms ms, half a sampling interval or more:"
 			echo "# it did not run the pattern throughout; recording once more"
-		elif [ "$smaps_low" -gt 0 ] && [ $((smaps_low * 4)) -ge "$smaps_reads" ]; then
+		elif [ $((smaps_low * 4)) -ge "$smaps_reads" ]; then
 			echo "# $smaps_low of $smaps_reads smaps reads apart from the monitor saw under $lo MiB"
 			echo "# referenced: the kernel did not show the accesses; recording once more"
 		else
