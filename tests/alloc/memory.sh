@@ -40,6 +40,8 @@ run no-free "$PROG" no-free
 run new-max MEMREG_DECAY_MS=600000 MEMREG_DIRTY_PCT=0 "$PROG" new-max
 # realloc moves a big span's pages rather than copying them (os.c).
 run realloc-move MEMREG_NUMA=0 "$PROG" realloc-move
+# The space left below the arena's reservations stays aligned (os.c).
+run layout "$PROG" layout
 run calloc "$PROG" calloc
 run calloc-dontneed "$PROG" calloc-purged
 run calloc-madv-free MEMREG_MADV_FREE=1 "$PROG" calloc-purged
