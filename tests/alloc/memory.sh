@@ -5,7 +5,8 @@
 # MADV_DONTNEED-purged pages without writing them, calloc after a MADV_FREE purge
 # returning zeros; large spans prefaulted only for a call site that writes them whole;
 # mallinfo2, malloc_stats and malloc_info answering for libmemreg's heap, with the
-# numbers of `memregctl alloc-stats`.
+# numbers of `memregctl alloc-stats`; the program's own mappings after the set-up
+# keeping their alignment.
 . "$top_srcdir/tests/alloc/preload.sh"
 CTL="$top_builddir/tools/memregctl"
 PROG="$top_builddir/tests/alloc/memory"
