@@ -87,17 +87,20 @@ extern const uint8_t mr_class_small[1024 / 16 + 1] MR_HIDDEN;
 /* Smallest class holding @size bytes (size <= MR_SMALL_MAX). */
 static inline unsigned mr_size_class(size_t size)
 {
-	unsigned lg, shift;
+	unsigned lg, shift, c;
 
 	if (MR_LIKELY(size <= 1024))
 		return mr_class_small[(size + 15) >> 4];
-	/* Eight classes per doubling above 1 KiB: (8 + i) << (lg - 3), i = 1..8. */
+	/* Eight classes per doubling above 1 KiB: (8 + i) << (lg - 3), i = 1..8, less
+	 * 64 bytes above 4 KiB but for the powers of two (sizeclass.c says why). */
 	lg = 63 - (unsigned)__builtin_clzll((uint64_t)size - 1);	/* 2^lg < size <= 2^(lg+1) */
 	shift = lg - 3;
-	return 32 + (lg - 10) * 8 + (unsigned)(((size - 1) >> shift) - 8);
+	c = 32 + (lg - 10) * 8 + (unsigned)(((size - 1) >> shift) - 8);
+	return c + (size > mr_class_size[c]);
 }
 /* Smallest class holding @size bytes whose size is a multiple of @align (align <= page);
- * MR_NR_CLASSES if none. */
+ * MR_NR_CLASSES if none, or if each is larger than @size rounded up to whole pages
+ * (a span of its own then wastes less). */
 unsigned mr_size_class_aligned(size_t size, size_t align) MR_HIDDEN;
 
 /* "options.c" */
