@@ -13,7 +13,14 @@
 # A median out of range is recorded once more (said so in the log) only when one
 # of these shows the accesses were hidden: a stall of half a sampling interval or
 # more, or a quarter or more of the smaps reads below LO MiB; otherwise it fails
-# at once, and a second miss fails too.
+# at once, and a second miss fails too, but for one case: the test skips (77, the
+# reason printed) when on both tries the median smaps read itself was under half
+# of LO MiB, so that no clear_refs reader could have seen the working set (a bound
+# merely wrong, the kernel showing most of it, still fails). clear_refs does not
+# flush the TLB, and an accessed bit is set only by a page walk: where the TLB
+# keeps the area's translations (a VM on an AMD EPYC host, 2026-12-04: 194 of 194
+# reads at 0 MiB while the target swept it 170 M times a second) the kernel shows
+# none of it. docs/monitor.md, "Accuracy".
 # wss_check CONFIG TIME_SCALE ATTRS MIN_ACCESSES LO_MIB HI_MIB
 wss_check() {
 	config=$1 scale=$2 attrs=$3 min=$4 lo=$5 hi=$6
@@ -23,8 +30,13 @@ wss_check() {
 	# record keeps a previous file as .old
 	trap 'rm -f "$rec" "$rec.old" "$rec.err" "$rec.out" "$rec.smaps"' EXIT
 	sample_us=${attrs%%,*}
+	hidden=0
 	for try in 1 2; do
 		wss_record && return 0
+		# the median smaps read under half of LO MiB: the kernel hid the working set
+		smaps_p50=$(head -n "$smaps_reads" "$rec.smaps" | sort -n |
+			awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] + 0 }')
+		[ "$smaps_p50" -lt $((lo * 512)) ] && hidden=$((hidden + 1))
 		[ "$try" = 1 ] || break
 		if awk -v s="$stall_ms" -v us="$sample_us" 'BEGIN { exit !(s * 2000 >= us) }'; then
 			echo "# the target stalled for $stall_ms ms, half a sampling interval or more:"
@@ -36,6 +48,12 @@ wss_check() {
 			break
 		fi
 	done
+	if [ "$hidden" = 2 ]; then
+		echo "SKIP: $config: $why; on both tries the median smaps read, apart from the"
+		echo "SKIP: monitor, was under half of $lo MiB: the kernel's accessed bits did not show the"
+		echo "SKIP: working set (a TLB that holds it sets none after clear_refs)"
+		exit 77
+	fi
 	echo "FAIL: $config: $why"
 	exit 1
 }
