@@ -34,8 +34,6 @@ wss_check() {
 	for try in 1 2; do
 		wss_record && return 0
 		# the median smaps read under half of LO MiB: the kernel hid the working set
-		smaps_p50=$(head -n "$smaps_reads" "$rec.smaps" | sort -n |
-			awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] + 0 }')
 		[ "$smaps_p50" -lt $((lo * 512)) ] && hidden=$((hidden + 1))
 		[ "$try" = 1 ] || break
 		if awk -v s="$stall_ms" -v us="$sample_us" 'BEGIN { exit !(s * 2000 >= us) }'; then
@@ -90,7 +88,7 @@ wss_observe() {
 }
 
 # One record and its check: 0 when the median is in range, 1 when it is not (why,
-# stall_ms, smaps_reads and smaps_low say so); exits on any other failure.
+# stall_ms, smaps_reads, smaps_low and smaps_p50 say so); exits on any other failure.
 wss_record() {
 	"$ctl" record -b refs -a "$attrs" -o "$rec" -- \
 		"$gen" -s -t "$scale" "$top_srcdir/monitor/configs/$config" >"$rec.out" 2>"$rec.err" &
@@ -115,6 +113,8 @@ wss_record() {
 	smaps_reads=$(($(wc -l <"$rec.smaps") - 1))
 	[ "$smaps_reads" -ge 5 ] || { echo "FAIL: only $smaps_reads reads of the target's smaps"; exit 1; }
 	smaps_low=$(head -n "$smaps_reads" "$rec.smaps" | awk -v lo="$lo" '$1 < lo * 1024 { n++ } END { print n + 0 }')
+	smaps_p50=$(head -n "$smaps_reads" "$rec.smaps" | sort -n |
+		awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] + 0 }')
 	echo "# smaps apart from the monitor: largest mapping's Referenced under $lo MiB in $smaps_low of $smaps_reads reads"
 	"$ctl" report wss --min-accesses "$min" "$rec"
 	p50=$("$ctl" report wss --json --min-accesses "$min" "$rec" |
