@@ -112,9 +112,11 @@ wss_record() {
 	# the last read may catch the target as it exits
 	smaps_reads=$(($(wc -l <"$rec.smaps") - 1))
 	[ "$smaps_reads" -ge 5 ] || { echo "FAIL: only $smaps_reads reads of the target's smaps"; exit 1; }
-	smaps_low=$(head -n "$smaps_reads" "$rec.smaps" | awk -v lo="$lo" '$1 < lo * 1024 { n++ } END { print n + 0 }')
-	smaps_p50=$(head -n "$smaps_reads" "$rec.smaps" | sort -n |
-		awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] + 0 }')
+	# the reads under LO MiB, and their median, in one pass
+	read -r smaps_low smaps_p50 <<-EOF
+	$(head -n "$smaps_reads" "$rec.smaps" | sort -n |
+		awk -v lo="$lo" '{ v[NR] = $1; if ($1 < lo * 1024) n++ } END { print n + 0, v[int((NR + 1) / 2)] + 0 }')
+	EOF
 	echo "# smaps apart from the monitor: largest mapping's Referenced under $lo MiB in $smaps_low of $smaps_reads reads"
 	"$ctl" report wss --min-accesses "$min" "$rec"
 	p50=$("$ctl" report wss --json --min-accesses "$min" "$rec" |
