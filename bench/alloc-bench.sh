@@ -6,10 +6,11 @@
 # a site profile made from its own site map).
 # Usage: bench/alloc-bench.sh [-n RUNS] [-w "WORKLOADS"] [BUILDDIR]   (default 5, build)
 # Needs: gcc, /usr/bin/time, python3.11; the peers' packages (libjemalloc2,
-# libgoogle-perftools4, libmimalloc2.0); missing peers are left out and named.
+# libgoogle-perftools4, libmimalloc2.0); missing peers are left out and named, as
+# are the real programs sqlite3, git (run in memreg's clone), jq and tclsh.
 set -u
 RUNS=5
-WORKLOADS="server prodcons falseshare churn realloc frag packing hotset lifetimes gcc python"
+WORKLOADS="server prodcons falseshare churn realloc frag packing hotset lifetimes gcc python sqlite git jq tcl"
 while getopts n:w: o; do
 	case $o in
 	n) RUNS=$OPTARG ;;
@@ -66,10 +67,58 @@ for d in back:
 words = sorted(set("".join(random.choice("abcdef") for _ in range(8)) for _ in range(200000)))
 print(len(s), len(idx), len(words))
 EOF
+# sqlite3: an in-memory table of 300 000 rows, an index, a sort and a GROUP BY (its
+# page cache takes blocks of 4368 bytes). git: the patches of the clone's first 600
+# commits, a history no later commit changes (inflated objects and diff buffers of
+# 4-256 KiB). jq: a filter over 150 000 generated objects. tclsh: a dict of 300 000
+# strings, listed and sorted.
+cat >"$out/sq.sql" <<'EOF'
+CREATE TABLE t(a INTEGER, b TEXT, c REAL);
+WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 300000)
+INSERT INTO t SELECT i, hex(randomblob(16)), random() % 1000 FROM s;
+CREATE INDEX tb ON t(b);
+SELECT count(*), sum(length(b)) FROM (SELECT b FROM t ORDER BY c LIMIT 200000);
+SELECT a % 100, count(*), group_concat(substr(b, 1, 4)) FROM t GROUP BY a % 100 ORDER BY 2 DESC LIMIT 3;
+EOF
+cat >"$out/t.tcl" <<'EOF'
+set d [dict create]
+for {set i 0} {$i < 300000} {incr i} { dict set d k$i [string repeat x [expr {$i % 50}]] }
+set l {}
+dict for {k v} $d { lappend l "$k:[string length $v]" }
+puts [llength [lsort $l]]
+EOF
+echo "exec sqlite3 :memory: <'$out/sq.sql'" >"$out/sqlite.sh"
+echo "exec jq '[.[] | select(.a > 5) | .b] | length' '$out/big.json'" >"$out/jq.sh"
+git_first=$(git -C "$src" rev-list --reverse HEAD 2>/dev/null | sed -n 600p)
+# Whether workload @1 can run here (a real program may be missing); says why not.
+can_run() {
+	case $1 in
+	python) [ -x /usr/bin/python3.11 ] || { echo "note: no python3.11: python left out"; return 1; } ;;
+	sqlite) command -v sqlite3 >/dev/null || { echo "note: no sqlite3: sqlite left out"; return 1; } ;;
+	tcl) command -v tclsh >/dev/null || { echo "note: no tclsh: tcl left out"; return 1; } ;;
+	git)
+		[ -n "$git_first" ] ||
+			{ echo "note: $src is not a git clone of 600 commits or more: git left out"; return 1; } ;;
+	jq)
+		command -v jq >/dev/null && command -v python3 >/dev/null ||
+			{ echo "note: no jq, or no python3 to make its input: jq left out"; return 1; }
+		[ -f "$out/big.json" ] || python3 -c '
+import json, random, sys
+random.seed(1)
+json.dump([{"a": random.randint(0, 10), "b": "x" * random.randint(1, 40),
+            "c": [random.random() for _ in range(random.randint(0, 8))],
+            "d": {"k%d" % i: i for i in range(random.randint(0, 5))}} for _ in range(150000)],
+          open(sys.argv[1], "w"))' "$out/big.json" ;;
+	esac
+}
 cmd_of() {
 	case $1 in
 	gcc) echo "sh $out/gcc.sh" ;;
 	python) echo "/usr/bin/python3.11 $out/py.py" ;;
+	sqlite) echo "sh $out/sqlite.sh" ;;
+	git) echo "git -C $src log -p $git_first" ;;
+	jq) echo "sh $out/jq.sh" ;;
+	tcl) echo "tclsh $out/t.tcl" ;;
 	*) echo "$out/alloc-bench $1" ;;
 	esac
 }
@@ -136,7 +185,7 @@ ordered() {
 }
 
 for w in $WORKLOADS; do
-	case $w in python) [ -x /usr/bin/python3.11 ] || { echo "note: no python3.11: python left out"; continue; } ;; esac
+	can_run "$w" || continue
 	echo "running $w ($RUNS rounds x $(echo $ALLOCS | wc -w) allocators)..." >&2
 	for r in $(seq "$RUNS"); do
 		for a in $(ordered "$r" $ALLOCS); do
