@@ -1,7 +1,10 @@
 #!/bin/sh
 # Real programs under LD_PRELOAD=libmemreg.so, each compared with a run without it:
 # gcc compiling memreg sources (identical objects), a perl script (identical output),
-# a multithreaded `sort --parallel=2` of a generated 40 MB file (identical output).
+# a multithreaded `sort --parallel=2` of a generated 40 MB file (identical output),
+# and the real programs of bench/alloc-bench.sh: sqlite3, git log -p, jq, tclsh
+# (identical output; each named and skipped where it is not installed, as git is
+# where the source is not a git clone).
 . "$top_srcdir/tests/alloc/preload.sh"
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
@@ -39,4 +42,54 @@ awk 'BEGIN { srand(7); for (i = 0; i < 800000; i++) printf "%08x %d %s\n", int(r
 LC_ALL=C sort --parallel=2 -S 16M -T "$tmp" "$tmp/in.txt" >"$tmp/sort.plain" || fail "sort without libmemreg"
 LC_ALL=C run_preloaded "$tmp/sort.err" sort --parallel=2 -S 16M -T "$tmp" "$tmp/in.txt" >"$tmp/sort.memreg" || fail "sort"
 cmp -s "$tmp/sort.plain" "$tmp/sort.memreg" && echo "ok: sort --parallel=2 ($(wc -c <"$tmp/in.txt") bytes)" || fail "sort: output differs"
+# Run "$@" with and without libmemreg, output compared; $name says what it is.
+same_output() {
+	name=$1
+	shift
+	"$@" >"$tmp/out.plain" 2>"$tmp/err.plain" || { fail "$name without libmemreg: $(tail -1 "$tmp/err.plain")"; return; }
+	run_preloaded "$tmp/out.err" "$@" >"$tmp/out.memreg" || { fail "$name: $(tail -1 "$tmp/out.err")"; return; }
+	cmp -s "$tmp/out.plain" "$tmp/out.memreg" && echo "ok: $name ($(wc -c <"$tmp/out.plain") bytes of output)" ||
+		fail "$name: output differs"
+}
+have() {
+	command -v "$1" >/dev/null && return 0
+	echo "skip: $1 is not installed (scripts/packages.txt lists it)"
+	return 1
+}
+
+# sqlite3: its page cache, a sort and an index over 200 000 rows.
+cat >"$tmp/t.sql" <<'SQL'
+CREATE TABLE t(a INTEGER, b TEXT);
+WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 200000)
+INSERT INTO t SELECT i, printf('%x-%d', i * 2654435761 % 4294967296, i % 977) FROM s;
+CREATE INDEX tb ON t(b);
+SELECT count(*), sum(length(b)), min(b), max(b) FROM t;
+SELECT a % 97, count(*), group_concat(substr(b, 1, 3), '') FROM t GROUP BY a % 97 ORDER BY 2 DESC, 1 LIMIT 5;
+SELECT b FROM t ORDER BY b DESC LIMIT 3 OFFSET 1000;
+SQL
+have sqlite3 && same_output "sqlite3" sh -c "exec sqlite3 :memory: <'$tmp/t.sql'"
+
+# git: inflated objects and diff buffers, in the source's own history.
+if have git; then
+	if git -C "$top_srcdir" rev-parse -q --verify HEAD >/dev/null 2>&1; then
+		same_output "git log -p" git -C "$top_srcdir" log -p -n 200 --no-color HEAD
+	else
+		echo "skip: git log -p: $top_srcdir is not a git clone"
+	fi
+fi
+
+# jq: 100 000 JSON objects parsed, filtered and rebuilt.
+awk 'BEGIN { printf "["; for (i = 0; i < 100000; i++) printf "%s{\"a\":%d,\"b\":\"%s\",\"c\":[%d,%d]}", i ? "," : "", i % 11, substr("abcdefghijklmnopqrstuvwxyz", 1 + i % 26), i, i * 7; print "]" }' >"$tmp/in.json"
+have jq && same_output "jq" jq -c '[.[] | select(.a > 5) | {b, s: (.c | add)}] | group_by(.b) | map([.[0].b, length, (map(.s) | add)])' "$tmp/in.json"
+
+# tclsh: a dict of 200 000 strings, listed and sorted.
+cat >"$tmp/t.tcl" <<'TCL'
+set d [dict create]
+for {set i 0} {$i < 200000} {incr i} { dict set d k$i [string repeat x [expr {$i % 50}]] }
+set l {}
+dict for {k v} $d { lappend l "$k:[string length $v]" }
+set s [lsort $l]
+puts "[llength $s] [lindex $s 0] [lindex $s end] [string length [join $s]]"
+TCL
+have tclsh && same_output "tclsh" tclsh "$tmp/t.tcl"
 exit $status
