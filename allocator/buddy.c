@@ -633,6 +633,10 @@ static uint32_t span_out(struct mr_heap *h, uint32_t page, uint32_t npages, uint
 	h->spans[page].npages = npages;
 	/* calloc clears only what may not read zero. */
 	h->spans[page].flags = st & MR_FREE_UNCLEAN ? 0 : MR_SPAN_ZEROED;
+	/* glibc's mmap threshold: decided when handed out, as glibc maps a chunk above
+	 * it and unmaps it at its free, whatever it freed in between. */
+	if (h->purge_new_max_min && npages >= h->purge_new_max_min && npages > h->free_max_pages)
+		h->spans[page].flags |= MR_SPAN_PURGE_AT_FREE;
 	account(h, mr_page_region(h, page), npages);
 	purges_due(h, h->ops->now_ns());
 	return page;
@@ -791,14 +795,16 @@ uint32_t mr_buddy_alloc_on(struct mr_heap *h, uint32_t npages, uint32_t align_or
 	return span_out(h, page, npages, st);
 }
 
-/* Whether the span [page, page + npages), being freed, is the biggest yet (and big
- * enough): then it is purged now, before it goes back (purge_new_max_min). */
+/* Whether the span [page, page + npages), being freed, was above the threshold when
+ * handed out or is the biggest yet (and big enough): then it is purged now, before
+ * it goes back (purge_new_max_min). */
 static bool purge_new_max(struct mr_heap *h, uint32_t page, uint32_t npages)
 {
-	if (!h->purge_new_max_min || npages < h->purge_new_max_min || npages <= h->free_max_pages ||
-	    !h->ops->purge_pages)
+	if (!h->purge_new_max_min || npages < h->purge_new_max_min || !h->ops->purge_pages ||
+	    (npages <= h->free_max_pages && !(h->spans[page].flags & MR_SPAN_PURGE_AT_FREE)))
 		return false;
-	h->free_max_pages = npages;
+	if (npages > h->free_max_pages)
+		h->free_max_pages = npages;
 	h->ops->purge_pages(h, page, npages, h->lazy_purge);
 	if (h->ops->purge_flush)
 		h->ops->purge_flush(h);

@@ -100,11 +100,14 @@ struct mr_heap {
 	 * purged in between. */
 	uint64_t dirty_pages, dirty_min_pages, dirty_next_ns;
 	uint32_t dirty_pct, dirty_age_ms;
-	/* A span of purge_new_max_min pages or more (0: off) freed bigger than every one
-	 * before is purged at its free, as glibc unmaps a chunk above its mmap threshold,
-	 * which rises to the size of each chunk so freed: the old copies of a growing
-	 * table or buffer go at once, a buffer of one size freed again and again waits
-	 * for the decay (its pages are likely used again). free_max_pages: the largest. */
+	/* A span of purge_new_max_min pages or more (0: off) is purged at its free if it
+	 * is bigger than every span purged so far (free_max_pages, the largest) when it is
+	 * handed out (MR_SPAN_PURGE_AT_FREE) or when it is freed: as glibc maps a chunk
+	 * of its mmap threshold or more and unmaps it at its free, the threshold rising
+	 * to the size of each chunk so freed. The old copies of a growing table or buffer
+	 * go at once, and so do a program's first big buffers, whatever order they are
+	 * freed in; a buffer of one size freed again and again waits for the decay (its
+	 * pages are likely used again). */
 	uint32_t purge_new_max_min, free_max_pages;
 	/* Regions whose stats changed since the export last read them (stats.c). */
 	uint64_t changed[MR_REGION_WORDS];

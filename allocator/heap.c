@@ -23,9 +23,9 @@ static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
  * (or the delay, if shorter) are purged at once. 10 ms is mimalloc's purge delay. */
 #define MR_DIRTY_MIN_BYTES (UINT64_C(4) << 20)
 #define MR_DIRTY_AGE_MS 10u
-/* Spans of 1 MiB and more freed bigger than every one before go back at their free
- * (buddy.h, purge_new_max_min). */
-#define MR_PURGE_NEW_MAX_MIN_BYTES (UINT64_C(1) << 20)
+/* Spans of 128 KiB and more above every span purged at its free go back at theirs
+ * (buddy.h, purge_new_max_min): glibc's first mmap threshold. */
+#define MR_PURGE_NEW_MAX_MIN_BYTES (UINT64_C(128) << 10)
 
 /* ---- the OS contract of the buddy heap, in regions and pages ---- */
 

@@ -71,6 +71,8 @@ _Static_assert(sizeof(struct mr_span) == 48, "struct mr_span is 48 bytes");
 #define MR_SLAB_CURRENT 2u		/* its bin's current slab */
 #define MR_SPAN_ZEROED 1u		/* large or huge head: every page read zero when
 					 * handed out (calloc need not clear it) */
+#define MR_SPAN_PURGE_AT_FREE 16u	/* large head: bigger than every span purged at its
+					 * free when handed out (buddy.h, purge_new_max_min) */
 /* A free block's state, in its head's flags. No flag (a fresh descriptor, or one
  * purged with its region, reads zero) means clean: every page reads zero. Blocks
  * merge to the union of their flags and split into parts that inherit them. */

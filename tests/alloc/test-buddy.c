@@ -478,6 +478,36 @@ static void test_purge_new_max(void **state)
 	free(h);
 }
 
+/* As glibc's mmap threshold: whether a span is purged at its free is decided when it
+ * is handed out. Two spans bigger than every one purged so far, the bigger freed
+ * first: the smaller goes back at its free too (it waited for the decay before, as
+ * not the biggest yet then: readelf's buffers). One handed out after them, of a
+ * size already purged, waits for the decay. */
+static void test_purge_threshold_at_alloc(void **state)
+{
+	struct mr_heap *h = p_heap();
+	uint32_t a, b, c;
+
+	(void)state;
+	h->purge_new_max_min = 16;
+	assert_int_equal(mr_buddy_alloc(h, 1, 0, MR_TEMP_NORMAL), 0);	/* the region in use */
+	a = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
+	b = mr_buddy_alloc(h, 24, 0, MR_TEMP_NORMAL);
+	mr_buddy_free(h, b, 24);
+	expect_purged(1, b, 24);
+	c = mr_buddy_alloc(h, 20, 0, MR_TEMP_NORMAL);	/* not above the 24 purged */
+	mr_buddy_free(h, a, 16);
+	expect_purged(2, a, 16);
+	assert_int_equal(h->dirty_pages, 0);
+	expect_ok(h, "handed out above the threshold, purged at its free");
+	mr_buddy_free(h, c, 20);
+	assert_int_equal(p_calls, 2);
+	assert_true(h->dirty_pages >= 16);
+	expect_ok(h, "handed out under it, left to the decay");
+	free(h->spans);
+	free(h);
+}
+
 /* The dirty share: dirty free blocks of 16 pages and more past dirty_pct% of the
  * used pages (and dirty_min_pages) are purged at the free that passes it if free for
  * dirty_age_ms (10 ms here), long before the 1 s delay; younger ones are left to the
@@ -1083,6 +1113,7 @@ int main(void)
 		cmocka_unit_test(test_purge_runs),
 		cmocka_unit_test(test_purges_due_without_frees),
 		cmocka_unit_test(test_purge_new_max),
+		cmocka_unit_test(test_purge_threshold_at_alloc),
 		cmocka_unit_test(test_nodes),
 		cmocka_unit_test(test_hot_reserve),
 		cmocka_unit_test(test_commit_failure),
