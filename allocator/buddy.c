@@ -625,6 +625,13 @@ static uint32_t take_fresh(struct mr_heap *h, uint32_t r, uint32_t npages, uint3
 	return rp + at;
 }
 
+/* Whether a span of @npages is of purge_new_max_min pages or more (the rule on) and
+ * bigger than every span purged at its free so far (purge_new_max). */
+static bool above_purge_threshold(const struct mr_heap *h, uint32_t npages)
+{
+	return h->purge_new_max_min && npages >= h->purge_new_max_min && npages > h->free_max_pages;
+}
+
 /* [page, page + npages), taken from free blocks of the states OR'd in @st, becomes
  * an allocated span. */
 static uint32_t span_out(struct mr_heap *h, uint32_t page, uint32_t npages, uint32_t st)
@@ -635,7 +642,7 @@ static uint32_t span_out(struct mr_heap *h, uint32_t page, uint32_t npages, uint
 	h->spans[page].flags = st & MR_FREE_UNCLEAN ? 0 : MR_SPAN_ZEROED;
 	/* glibc's mmap threshold: decided when handed out, as glibc maps a chunk above
 	 * it and unmaps it at its free, whatever it freed in between. */
-	if (h->purge_new_max_min && npages >= h->purge_new_max_min && npages > h->free_max_pages)
+	if (above_purge_threshold(h, npages))
 		h->spans[page].flags |= MR_SPAN_PURGE_AT_FREE;
 	account(h, mr_page_region(h, page), npages);
 	purges_due(h, h->ops->now_ns());
@@ -800,10 +807,13 @@ uint32_t mr_buddy_alloc_on(struct mr_heap *h, uint32_t npages, uint32_t align_or
  * it goes back (purge_new_max_min). */
 static bool purge_new_max(struct mr_heap *h, uint32_t page, uint32_t npages)
 {
-	if (!h->purge_new_max_min || npages < h->purge_new_max_min || !h->ops->purge_pages ||
-	    (npages <= h->free_max_pages && !(h->spans[page].flags & MR_SPAN_PURGE_AT_FREE)))
+	bool above = above_purge_threshold(h, npages);
+
+	/* the mark is set only with the rule on (above_purge_threshold) */
+	if (!h->ops->purge_pages || npages < h->purge_new_max_min ||
+	    !(above || (h->spans[page].flags & MR_SPAN_PURGE_AT_FREE)))
 		return false;
-	if (npages > h->free_max_pages)
+	if (above)
 		h->free_max_pages = npages;
 	h->ops->purge_pages(h, page, npages, h->lazy_purge);
 	if (h->ops->purge_flush)

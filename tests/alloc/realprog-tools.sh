@@ -15,6 +15,21 @@ fail() {
 	status=1
 }
 
+# Run "$@" with and without libmemreg, output compared; $name says what it is.
+same_output() {
+	name=$1
+	shift
+	"$@" >"$tmp/out.plain" 2>"$tmp/err.plain" || { fail "$name without libmemreg: $(tail -1 "$tmp/err.plain")"; return; }
+	run_preloaded "$tmp/out.err" "$@" >"$tmp/out.memreg" || { fail "$name: $(tail -1 "$tmp/out.err")"; return; }
+	cmp -s "$tmp/out.plain" "$tmp/out.memreg" && echo "ok: $name ($(wc -c <"$tmp/out.plain") bytes of output)" ||
+		fail "$name: output differs"
+}
+have() {
+	command -v "$1" >/dev/null && return 0
+	echo "skip: $1 is not installed (scripts/packages.txt lists it)"
+	return 1
+}
+
 # gcc: cc1 is a large single-threaded allocator user.
 for src in allocator/buddy.c allocator/tcache.c common/util.c tools/memregctl.c; do
 	o=$(basename "$src" .c)
@@ -33,29 +48,11 @@ my $n = 0; for my $k (sort keys %h) { $n += length($h{$k}); $n++ if $k =~ /^(\d+
 my @s = sort { $a cmp $b } @a; my $t = join(",", @s[0..50]);
 $t =~ s/(\d+)/<$1>/g; print "$n ", scalar(@s), " ", length($t), " ", substr($t, 0, 200), "\n";
 PERL
-perl "$tmp/t.pl" >"$tmp/perl.plain" || fail "perl without libmemreg"
-run_preloaded "$tmp/perl.err" perl "$tmp/t.pl" >"$tmp/perl.memreg" || fail "perl"
-cmp -s "$tmp/perl.plain" "$tmp/perl.memreg" && echo "ok: perl" || fail "perl: output differs"
+same_output "perl" perl "$tmp/t.pl"
 
 # sort: threads allocating and freeing each other's buffers.
 awk 'BEGIN { srand(7); for (i = 0; i < 800000; i++) printf "%08x %d %s\n", int(rand() * 4294967295), i, substr("abcdefghijklmnopqrstuvwxyz", 1 + i % 26) }' >"$tmp/in.txt"
-LC_ALL=C sort --parallel=2 -S 16M -T "$tmp" "$tmp/in.txt" >"$tmp/sort.plain" || fail "sort without libmemreg"
-LC_ALL=C run_preloaded "$tmp/sort.err" sort --parallel=2 -S 16M -T "$tmp" "$tmp/in.txt" >"$tmp/sort.memreg" || fail "sort"
-cmp -s "$tmp/sort.plain" "$tmp/sort.memreg" && echo "ok: sort --parallel=2 ($(wc -c <"$tmp/in.txt") bytes)" || fail "sort: output differs"
-# Run "$@" with and without libmemreg, output compared; $name says what it is.
-same_output() {
-	name=$1
-	shift
-	"$@" >"$tmp/out.plain" 2>"$tmp/err.plain" || { fail "$name without libmemreg: $(tail -1 "$tmp/err.plain")"; return; }
-	run_preloaded "$tmp/out.err" "$@" >"$tmp/out.memreg" || { fail "$name: $(tail -1 "$tmp/out.err")"; return; }
-	cmp -s "$tmp/out.plain" "$tmp/out.memreg" && echo "ok: $name ($(wc -c <"$tmp/out.plain") bytes of output)" ||
-		fail "$name: output differs"
-}
-have() {
-	command -v "$1" >/dev/null && return 0
-	echo "skip: $1 is not installed (scripts/packages.txt lists it)"
-	return 1
-}
+same_output "sort --parallel=2" env LC_ALL=C sort --parallel=2 -S 16M -T "$tmp" "$tmp/in.txt"
 
 # sqlite3: its page cache, a sort and an index over 200 000 rows.
 cat >"$tmp/t.sql" <<'SQL'
