@@ -545,6 +545,18 @@ static void drain_inbox(struct mr_tcache *tc)
  * is that 4 objects made in a row share a line only when 64 were made between. */
 #define MR_LINE_SIZE 64u
 
+/* The pages of a fresh slab that @len bytes written from @first reach first, made
+ * resident by one system call rather than a fault each. The page of an unaligned
+ * @first is left out: the object before it wrote that page, or will. */
+static void populate_new_pages(char *first, size_t len)
+{
+	uintptr_t from = ((uintptr_t)first + MR_PAGE_SIZE - 1) & ~(uintptr_t)(MR_PAGE_SIZE - 1);
+	uintptr_t to = (uintptr_t)first + len;
+
+	if (to > from)
+		mr_os_populate((void *)from, to - from);
+}
+
 static void slab_extend(struct mr_bin *b, struct mr_span *s)
 {
 	uint32_t size = mr_class_size[s->cls], n = (uint32_t)(MR_PAGE_SIZE / size);
@@ -559,6 +571,8 @@ static void slab_extend(struct mr_bin *b, struct mr_span *s)
 	if (n % per_line)
 		per_line = 1;
 	lines = n / per_line;
+	if (s->flags & MR_SLAB_FRESH)
+		populate_new_pages(first, (size_t)(n - 1) * size + 2 * sizeof(void *));
 	/* Linked and keyed as mr_list_push would: every listed object has the key. In
 	 * handout order: slot k of line 0, 1, ... lines - 1, then slot k + 1. */
 	for (k = 0; k < per_line; k++)
@@ -630,7 +644,7 @@ static struct mr_span *slab_new(struct mr_tcache *tc, unsigned cls, enum mr_temp
 	s->used = 0;
 	s->bump = 0;
 	s->capacity = (uint16_t)((npages << MR_PAGE_SHIFT) / mr_class_size[cls]);
-	s->flags = 0;
+	s->flags = *fresh ? MR_SLAB_FRESH : 0;
 	s->free_list = NULL;
 	return s;
 }
@@ -858,8 +872,10 @@ void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 		if (!s)
 			return NULL;
 		/* the mincore only for a slab that would be prefaulted */
-		if (fresh && slab_written_whole(b->cur))
+		if (fresh && slab_written_whole(b->cur)) {
 			mr_os_populate(mr_page_addr(span_page(s)), (size_t)s->npages << MR_PAGE_SHIFT);
+			s->flags &= ~MR_SLAB_FRESH;	/* resident whole now */
+		}
 		set_current(b, s);
 		slab_extend(b, s);
 	}

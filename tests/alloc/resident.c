@@ -1,18 +1,27 @@
 /* Resident size of libmemreg's own doing, counted exactly with mincore over the
  * region holding the objects (tests/alloc/resident.sh, MEMREG_REGION_SIZE=64M,
  * MEMREG_NUMA=0): what each thread's cache makes resident, and which cache lines
- * and pages small objects allocated in a row take. Pages and addresses, not times:
- * nothing here is timed. Usage: resident caches|lines  (prints its counts; exit 1
- * with why if over) */
+ * and pages small objects allocated in a row take, and how a fresh slab's pages
+ * become resident. Pages, addresses and fault counts, not times: nothing here is
+ * timed. Usage: resident caches|lines|populate  (prints its counts; exit 1 with why
+ * if over, 77 with why if the kernel cannot count) */
 #include "config.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
 
 #define REGION_BYTES ((size_t)64 << 20)
 #define PAGE 4096u
@@ -177,12 +186,141 @@ static int mode_lines(void)
 	return 0;
 }
 
+/* ---- populate: a fresh slab's pages made resident by madvise, not by faults ----
+ * The pages a slab's free list is about to be written on (slab_extend) are made
+ * resident with MADV_POPULATE_WRITE, one system call for what was a page fault each
+ * (docs/allocator.md, Design, "Small objects"), and no page more: objects of 256 B
+ * (16 to a page, 256 to a 64 KiB slab), allocated and not written by the program,
+ * in a new thread (its bins start on fresh slabs). Counted: the thread's page faults
+ * (perf's software event, which the faults of a populate do not raise), and the
+ * resident pages of each slab against the pages its objects cover. */
+#define POP_SIZE 256u
+#define POP_SLAB ((size_t)64 << 10)
+#define POP_OBJECTS (64 * (POP_SLAB / POP_SIZE) + 100)	/* the last slab: 7 pages of 16 */
+
+static int populate_check(void **obj, long faults, char *why, size_t whylen)
+{
+	size_t i, j, nblocks = 0, pages = 0;
+	uintptr_t *block = calloc(POP_OBJECTS, sizeof(*block));
+	size_t *end = calloc(POP_OBJECTS, sizeof(*end));
+	unsigned char vec[POP_SLAB / PAGE];
+	int bad = 0;
+
+	if (!block || !end) {
+		snprintf(why, whylen, "out of memory");
+		return 1;
+	}
+	for (i = 0; i < POP_OBJECTS; i++) {	/* each object's slab, and how far into it */
+		uintptr_t b = (uintptr_t)obj[i] & ~(uintptr_t)(POP_SLAB - 1);
+		size_t e = (uintptr_t)obj[i] + POP_SIZE - b;
+
+		for (j = 0; j < nblocks && block[j] != b; j++)
+			;
+		if (j == nblocks)
+			block[nblocks++] = b;
+		if (e > end[j])
+			end[j] = e;
+	}
+	for (j = 0; j < nblocks && !bad; j++) {
+		size_t covered = (end[j] + PAGE - 1) / PAGE, resident = 0, k;
+
+		if (mincore((void *)block[j], POP_SLAB, vec) != 0) {
+			snprintf(why, whylen, "mincore: %s", strerror(errno));
+			bad = 1;
+			break;
+		}
+		for (k = 0; k < POP_SLAB / PAGE; k++)
+			resident += vec[k] & 1;
+		pages += resident;
+		/* one page's objects are listed ahead of the program's use */
+		if (resident > covered + 1) {
+			snprintf(why, whylen, "slab %#lx: %zu pages resident, its objects cover %zu",
+				 (unsigned long)block[j], resident, covered);
+			bad = 1;
+		}
+	}
+	if (!bad && faults > (long)(pages / 8)) {
+		snprintf(why, whylen, "%ld page faults while %zu slab pages became resident "
+			 "(at most %zu: they are populated, not faulted)", faults, pages, pages / 8);
+		bad = 1;
+	}
+	if (!bad)
+		snprintf(why, whylen, "%zu objects of %u B: %zu slabs, %zu pages resident, "
+			 "%ld page faults", (size_t)POP_OBJECTS, POP_SIZE, nblocks, pages, faults);
+	free(block);
+	free(end);
+	return bad;
+}
+
+static void *thread_populate(void *arg)
+{
+	char *why = arg;
+	struct perf_event_attr pe;
+	void **obj = mmap(NULL, POP_OBJECTS * sizeof(void *), PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	long long faults = 0;
+	size_t i;
+	int fd, bad;
+
+	memset(&pe, 0, sizeof(pe));
+	pe.type = PERF_TYPE_SOFTWARE;
+	pe.size = sizeof(pe);
+	pe.config = PERF_COUNT_SW_PAGE_FAULTS;
+	pe.disabled = 1;
+	fd = (int)syscall(SYS_perf_event_open, &pe, 0, -1, -1, 0);
+	if (obj == MAP_FAILED || fd < 0) {
+		snprintf(why, 512, "skip: %s: %s", fd < 0 ? "perf_event_open" : "mmap",
+			 strerror(errno));
+		return why;
+	}
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	for (i = 0; i < POP_OBJECTS; i++)
+		obj[i] = malloc(POP_SIZE);
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	if (read(fd, &faults, sizeof(faults)) != sizeof(faults))
+		faults = -1;
+	close(fd);
+	bad = faults < 0 ? 1 : populate_check(obj, (long)faults, why, 512);
+	if (faults < 0)
+		snprintf(why, 512, "reading the fault counter failed");
+	for (i = 0; i < POP_OBJECTS; i++)
+		free(obj[i]);
+	munmap(obj, POP_OBJECTS * sizeof(void *));
+	return bad ? why : NULL;
+}
+
+static int mode_populate(void)
+{
+	static char why[512];
+	char *probe = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pthread_t t;
+	void *ret;
+
+	if (probe == MAP_FAILED || madvise(probe, PAGE, MADV_POPULATE_WRITE) != 0) {
+		printf("skip: this kernel has no MADV_POPULATE_WRITE (Linux 5.14): %s\n",
+		       strerror(errno));
+		return 77;
+	}
+	munmap(probe, PAGE);
+	if (pthread_create(&t, NULL, thread_populate, why) != 0) {
+		perror("resident: pthread_create");
+		return 99;
+	}
+	pthread_join(t, &ret);
+	printf("%s\n", why);
+	if (ret)
+		return strncmp(why, "skip: ", 6) == 0 ? 77 : 1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "caches") == 0)
 		return mode_caches();
 	if (argc == 2 && strcmp(argv[1], "lines") == 0)
 		return mode_lines();
-	fprintf(stderr, "usage: resident caches|lines\n");
+	if (argc == 2 && strcmp(argv[1], "populate") == 0)
+		return mode_populate();
+	fprintf(stderr, "usage: resident caches|lines|populate\n");
 	return 2;
 }
