@@ -110,8 +110,10 @@ void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp, const void *s
 		/* Outside the heap lock: the faults are the program's own cost. */
 		if (site && page != MR_NONE && npages >= 2 && npages <= MR_OS_RESIDENT_MAX &&
 		    dense_site_prefault(site, page, (uint32_t)npages,
-					mr_spans[page].flags & MR_SPAN_ZEROED))
+					mr_spans[page].flags & MR_SPAN_ZEROED)) {
 			mr_os_populate(mr_page_addr(page), (size_t)npages << MR_PAGE_SHIFT);
+			return mr_page_addr(page);
+		}
 	} else {
 		uint64_t nreg = (npages + (UINT64_C(1) << ro) - 1) >> ro;
 		uint64_t areg = align_order > ro ? UINT64_C(1) << (align_order - ro) : 1;
@@ -122,6 +124,11 @@ void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp, const void *s
 	}
 	if (page == MR_NONE)
 		return NULL;
+	/* A fresh span's first page, as a page fault would: the program writes the
+	 * start of nearly every block (glibc's own header is there, so under glibc
+	 * that page is always resident). Not realloc's moves: they move pages. */
+	if (site && (mr_spans[page].flags & MR_SPAN_ZEROED))
+		mr_os_populate(mr_page_addr(page), MR_PAGE_SIZE);
 	return mr_page_addr(page);
 }
 

@@ -193,10 +193,14 @@ static int mode_lines(void)
  * (16 to a page, 256 to a 64 KiB slab), allocated and not written by the program,
  * in a new thread (its bins start on fresh slabs). Counted: the thread's page faults
  * (perf's software event, which the faults of a populate do not raise), and the
- * resident pages of each slab against the pages its objects cover. */
+ * resident pages of each slab against the pages its objects cover. Then fresh large
+ * spans, of which the program writes the first byte: malloc populates that page
+ * (large.c), and only that one. */
 #define POP_SIZE 256u
 #define POP_SLAB ((size_t)64 << 10)
 #define POP_OBJECTS (64 * (POP_SLAB / POP_SIZE) + 100)	/* the last slab: 7 pages of 16 */
+#define POP_SPANS 128
+#define POP_SPAN 40000u
 
 static int populate_check(void **obj, long faults, char *why, size_t whylen)
 {
@@ -279,10 +283,47 @@ static void *thread_populate(void *arg)
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 	if (read(fd, &faults, sizeof(faults)) != sizeof(faults))
 		faults = -1;
-	close(fd);
 	bad = faults < 0 ? 1 : populate_check(obj, (long)faults, why, 512);
 	if (faults < 0)
 		snprintf(why, 512, "reading the fault counter failed");
+	if (!bad) {	/* fresh large spans (the slabs above still live): their first
+			 * page, which the program writes */
+		void *span[POP_SPANS];
+		size_t len = strlen(why);
+		long long before = 0, after = 0;
+		unsigned char vec[POP_SPAN / PAGE + 1];
+		size_t res = 0, k;
+
+		if (read(fd, &before, sizeof(before)) != sizeof(before))
+			before = -1;
+		ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+		for (i = 0; i < POP_SPANS; i++) {
+			span[i] = malloc(POP_SPAN);
+			*(char *)span[i] = 1;
+		}
+		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+		if (read(fd, &after, sizeof(after)) != sizeof(after) || before < 0)
+			after = before = -1;
+		for (i = 0; i < POP_SPANS && mincore(span[i], POP_SPAN, vec) == 0; i++)
+			for (k = 0; k < (POP_SPAN + PAGE - 1) / PAGE; k++)
+				res += vec[k] & 1;
+		/* one page each: the first, populated by malloc, written by the program */
+		if (i < POP_SPANS) {
+			snprintf(why, 512, "mincore: %s", strerror(errno));
+			bad = 1;
+		} else if (after - before > POP_SPANS / 4 || res != POP_SPANS || after < 0) {
+			snprintf(why, 512, "%d fresh spans of %u B, the first byte of each written: "
+				 "%lld page faults (at most %d), %zu pages resident (%d)", POP_SPANS,
+				 POP_SPAN, after - before, POP_SPANS / 4, res, POP_SPANS);
+			bad = 1;
+		} else {
+			snprintf(why + len, 512 - len, "; %d fresh spans of %u B: %lld page faults, "
+				 "%zu pages resident", POP_SPANS, POP_SPAN, after - before, res);
+		}
+		for (i = 0; i < POP_SPANS; i++)
+			free(span[i]);
+	}
+	close(fd);
 	for (i = 0; i < POP_OBJECTS; i++)
 		free(obj[i]);
 	munmap(obj, POP_OBJECTS * sizeof(void *));
