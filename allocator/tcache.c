@@ -546,8 +546,9 @@ static void drain_inbox(struct mr_tcache *tc)
 #define MR_LINE_SIZE 64u
 
 /* The pages of a fresh slab that @len bytes written from @first reach first, made
- * resident by one system call rather than a fault each. The page of an unaligned
- * @first is left out: the object before it wrote that page, or will. */
+ * resident by one system call rather than a fault each (the same pages: the same
+ * resident size). The page of an unaligned @first is left out: the object before
+ * lies in it too, so an earlier extend or the program has mostly written it. */
 static void populate_new_pages(char *first, size_t len)
 {
 	uintptr_t from = ((uintptr_t)first + MR_PAGE_SIZE - 1) & ~(uintptr_t)(MR_PAGE_SIZE - 1);
