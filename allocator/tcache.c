@@ -545,17 +545,28 @@ static void drain_inbox(struct mr_tcache *tc)
  * is that 4 objects made in a row share a line only when 64 were made between. */
 #define MR_LINE_SIZE 64u
 
-/* The pages of a fresh slab that @len bytes written from @first reach first, made
- * resident by one system call rather than a fault each (the same pages: the same
- * resident size). The page of an unaligned @first is left out: the object before
- * lies in it too, so an earlier extend or the program has mostly written it. */
-static void populate_new_pages(char *first, size_t len)
+/* Pages of fresh slab @s (at @base) that the writes [@first, @to) reach first,
+ * made resident by one system call rather than a fault each. Pages are taken in
+ * groups (of 1 page, or 4 with MR_SLAB_AHEAD); a group is new when the writes
+ * reach it and the objects before @first did not: the page of an unaligned @first
+ * holds the object before it too, written already by an earlier extend or the
+ * program. Groups stop at the page of the last object's link, so a slab whose
+ * objects are all handed out has no page populated that slab_extend does not write. */
+static void populate_new_pages(const struct mr_span *s, uintptr_t base, uintptr_t first,
+			       uintptr_t to)
 {
-	uintptr_t from = ((uintptr_t)first + MR_PAGE_SIZE - 1) & ~(uintptr_t)(MR_PAGE_SIZE - 1);
-	uintptr_t to = (uintptr_t)first + len;
+	unsigned shift = MR_PAGE_SHIFT + (s->flags & MR_SLAB_AHEAD ? 2 : 0);
+	uintptr_t g0 = first == base ? 0 : ((first - 1 - base) >> shift) + 1;
+	uintptr_t g1 = (to - 1 - base) >> shift;
+	uintptr_t last = base + (((size_t)(s->capacity - 1) * mr_class_size[s->cls]) &
+				 ~(uintptr_t)(MR_PAGE_SIZE - 1)) + MR_PAGE_SIZE;
+	uintptr_t from = base + (g0 << shift), end = base + ((g1 + 1) << shift);
 
-	if (to > from)
-		mr_os_populate((void *)from, to - from);
+	if (g0 > g1)
+		return;
+	if (end > last)
+		end = last;
+	mr_os_populate((void *)from, end - from);
 }
 
 static void slab_extend(struct mr_bin *b, struct mr_span *s)
@@ -573,7 +584,9 @@ static void slab_extend(struct mr_bin *b, struct mr_span *s)
 		per_line = 1;
 	lines = n / per_line;
 	if (s->flags & MR_SLAB_FRESH)
-		populate_new_pages(first, (size_t)(n - 1) * size + 2 * sizeof(void *));
+		populate_new_pages(s, (uintptr_t)mr_page_addr((uint32_t)(s - mr_spans)),
+				   (uintptr_t)first, (uintptr_t)first + (size_t)(n - 1) * size +
+				   2 * sizeof(void *));
 	/* Linked and keyed as mr_list_push would: every listed object has the key. In
 	 * handout order: slot k of line 0, 1, ... lines - 1, then slot k + 1. */
 	for (k = 0; k < per_line; k++)
@@ -876,6 +889,10 @@ void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 		if (fresh && slab_written_whole(b->cur)) {
 			mr_os_populate(mr_page_addr(span_page(s)), (size_t)s->npages << MR_PAGE_SHIFT);
 			s->flags &= ~MR_SLAB_FRESH;	/* resident whole now */
+		} else if (fresh && b->cur && b->cur->bump == b->cur->capacity &&
+			   mr_class_size[cls] < MR_PAGE_SIZE) {
+			/* the bin handed out a whole slab: this one will likely fill too */
+			s->flags |= MR_SLAB_AHEAD;
 		}
 		set_current(b, s);
 		slab_extend(b, s);

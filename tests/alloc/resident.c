@@ -189,7 +189,8 @@ static int mode_lines(void)
 /* ---- populate: a fresh slab's pages made resident by madvise, not by faults ----
  * The pages a slab's free list is about to be written on (slab_extend) are made
  * resident with MADV_POPULATE_WRITE, one system call for what was a page fault each
- * (docs/allocator.md, Design, "Small objects"), and no page more: objects of 256 B
+ * (docs/allocator.md, Design, "Prefaulting"), and at most 4 pages past the objects
+ * handed out (a page of objects listed ahead, groups of 4): objects of 256 B
  * (16 to a page, 256 to a 64 KiB slab), allocated and not written by the program,
  * in a new thread (its bins start on fresh slabs). Counted: the thread's page faults
  * (perf's software event, which the faults of a populate do not raise), and the
@@ -236,8 +237,10 @@ static int populate_check(void **obj, long faults, char *why, size_t whylen)
 		for (k = 0; k < POP_SLAB / PAGE; k++)
 			resident += vec[k] & 1;
 		pages += resident;
-		/* one page's objects are listed ahead of the program's use */
-		if (resident > covered + 1) {
+		/* one page's objects are listed ahead of the program's use, and once the
+		 * bin has handed out a whole slab its next ones are populated 4 pages at a
+		 * time (MR_SLAB_AHEAD): up to 3 more */
+		if (resident > covered + 4) {
 			snprintf(why, whylen, "slab %#lx: %zu pages resident, its objects cover %zu",
 				 (unsigned long)block[j], resident, covered);
 			bad = 1;

@@ -3,8 +3,8 @@
 # mincore, nothing timed): a thread's cache makes resident only the bins it uses
 # (docs/allocator.md, "Peak RSS against glibc, by cause"); small objects allocated in
 # a row take a cache line each, within the same page (docs/allocator.md, Design, "One cache line each");
-# a fresh slab's pages are populated, not faulted, and no more of them (Design, "Small
-# objects"). A mode the kernel cannot run (no MADV_POPULATE_WRITE, no perf events)
+# a fresh slab's pages are populated, not faulted, and at most 4 pages past its objects
+# (Design, "Prefaulting"). A mode the kernel cannot run (no MADV_POPULATE_WRITE, no perf events)
 # prints why and makes the whole test a skip unless another failed.
 . "$top_srcdir/tests/alloc/preload.sh"
 PROG="$top_builddir/tests/alloc/resident"
