@@ -274,10 +274,14 @@ static void *thread_populate(void *arg)
 	pe.size = sizeof(pe);
 	pe.config = PERF_COUNT_SW_PAGE_FAULTS;
 	pe.disabled = 1;
+	if (obj == MAP_FAILED) {
+		snprintf(why, 512, "mmap: %s", strerror(errno));
+		return why;
+	}
 	fd = (int)syscall(SYS_perf_event_open, &pe, 0, -1, -1, 0);
-	if (obj == MAP_FAILED || fd < 0) {
-		snprintf(why, 512, "skip: %s: %s", fd < 0 ? "perf_event_open" : "mmap",
-			 strerror(errno));
+	if (fd < 0) {	/* e.g. perf_event_paranoid, or a kernel without perf events */
+		snprintf(why, 512, "skip: perf_event_open: %s", strerror(errno));
+		munmap(obj, POP_OBJECTS * sizeof(void *));
 		return why;
 	}
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
