@@ -557,13 +557,14 @@ static void populate_new_pages(const struct mr_span *s, uintptr_t base, uintptr_
 {
 	unsigned shift = MR_PAGE_SHIFT + (s->flags & MR_SLAB_AHEAD ? 2 : 0);
 	uintptr_t g0 = first == base ? 0 : ((first - 1 - base) >> shift) + 1;
-	uintptr_t g1 = (to - 1 - base) >> shift;
-	uintptr_t last = base + (((size_t)(s->capacity - 1) * mr_class_size[s->cls]) &
-				 ~(uintptr_t)(MR_PAGE_SIZE - 1)) + MR_PAGE_SIZE;
-	uintptr_t from = base + (g0 << shift), end = base + ((g1 + 1) << shift);
+	uintptr_t g1 = (to - 1 - base) >> shift, from, end, last;
 
 	if (g0 > g1)
 		return;
+	from = base + (g0 << shift);
+	end = base + ((g1 + 1) << shift);
+	last = base + (((size_t)(s->capacity - 1) * mr_class_size[s->cls]) &
+		       ~(uintptr_t)(MR_PAGE_SIZE - 1)) + MR_PAGE_SIZE;
 	if (end > last)
 		end = last;
 	mr_os_populate((void *)from, end - from);
@@ -573,7 +574,7 @@ static void slab_extend(struct mr_bin *b, struct mr_span *s)
 {
 	uint32_t size = mr_class_size[s->cls], n = (uint32_t)(MR_PAGE_SIZE / size);
 	uint32_t per_line = size < MR_LINE_SIZE ? MR_LINE_SIZE / size : 1, lines, k, l;
-	char *first = (char *)mr_page_addr((uint32_t)(s - mr_spans)) + (size_t)s->bump * size;
+	char *base = mr_page_addr(span_page(s)), *first = base + (size_t)s->bump * size;
 	char *o = first;
 
 	if (n == 0)
@@ -584,9 +585,8 @@ static void slab_extend(struct mr_bin *b, struct mr_span *s)
 		per_line = 1;
 	lines = n / per_line;
 	if (s->flags & MR_SLAB_FRESH)
-		populate_new_pages(s, (uintptr_t)mr_page_addr((uint32_t)(s - mr_spans)),
-				   (uintptr_t)first, (uintptr_t)first + (size_t)(n - 1) * size +
-				   2 * sizeof(void *));
+		populate_new_pages(s, (uintptr_t)base, (uintptr_t)first,
+				   (uintptr_t)first + (size_t)(n - 1) * size + 2 * sizeof(void *));
 	/* Linked and keyed as mr_list_push would: every listed object has the key. In
 	 * handout order: slot k of line 0, 1, ... lines - 1, then slot k + 1. */
 	for (k = 0; k < per_line; k++)
@@ -634,9 +634,8 @@ static void set_current(struct mr_bin *b, struct mr_span *s)
 	s->flags |= MR_SLAB_CURRENT;
 }
 
-/* A new slab; *@fresh: its pages were never used, or purged (none resident). */
-static struct mr_span *slab_new(struct mr_tcache *tc, unsigned cls, enum mr_temp temp,
-				bool *fresh)
+/* A new slab, MR_SLAB_FRESH if its pages were never used, or purged (none resident). */
+static struct mr_span *slab_new(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 {
 	uint32_t npages = CLASS_PAGES(cls), page, i;
 	struct mr_span *s;
@@ -645,7 +644,7 @@ static struct mr_span *slab_new(struct mr_tcache *tc, unsigned cls, enum mr_temp
 	if (page == MR_NONE)
 		return NULL;
 	s = &mr_spans[page];
-	*fresh = s->flags & MR_SPAN_ZEROED;
+	s->flags = s->flags & MR_SPAN_ZEROED ? MR_SLAB_FRESH : 0;
 	s->cls = (uint8_t)cls;
 	s->owner = tc;
 	for (i = 1; i < npages; i++) {
@@ -658,7 +657,6 @@ static struct mr_span *slab_new(struct mr_tcache *tc, unsigned cls, enum mr_temp
 	s->used = 0;
 	s->bump = 0;
 	s->capacity = (uint16_t)((npages << MR_PAGE_SHIFT) / mr_class_size[cls]);
-	s->flags = *fresh ? MR_SLAB_FRESH : 0;
 	s->free_list = NULL;
 	return s;
 }
@@ -879,17 +877,15 @@ void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 			return mr_list_pop(&tc->stash[temp][cls]);	/* counted in its slab */
 	}
 	if (!b->free) {
-		bool fresh;
-
 		remote_flush(tc);	/* the heap grows: what this thread holds goes back */
-		s = slab_new(tc, cls, temp, &fresh);
+		s = slab_new(tc, cls, temp);
 		if (!s)
 			return NULL;
 		/* the mincore only for a slab that would be prefaulted */
-		if (fresh && slab_written_whole(b->cur)) {
+		if ((s->flags & MR_SLAB_FRESH) && slab_written_whole(b->cur)) {
 			mr_os_populate(mr_page_addr(span_page(s)), (size_t)s->npages << MR_PAGE_SHIFT);
 			s->flags &= ~MR_SLAB_FRESH;	/* resident whole now */
-		} else if (fresh && b->cur && b->cur->bump == b->cur->capacity &&
+		} else if ((s->flags & MR_SLAB_FRESH) && b->cur && b->cur->bump == b->cur->capacity &&
 			   mr_class_size[cls] < MR_PAGE_SIZE) {
 			/* the bin handed out a whole slab: this one will likely fill too */
 			s->flags |= MR_SLAB_AHEAD;
