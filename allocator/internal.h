@@ -77,6 +77,8 @@ _Static_assert(sizeof(struct mr_span) == 48, "struct mr_span is 48 bytes");
 					 * handed out (calloc need not clear it) */
 #define MR_SPAN_PURGE_AT_FREE 16u	/* large head: bigger than every span purged at its
 					 * free when handed out (buddy.h, purge_new_max_min) */
+#define MR_SPAN_CACHED 128u		/* large head: freed, in a thread's span cache
+					 * (large.c): not a live object */
 /* A free block's state, in its head's flags. No flag (a fresh descriptor, or one
  * purged with its region, reads zero) means clean: every page reads zero. Blocks
  * merge to the union of their flags and split into parts that inherit them. */

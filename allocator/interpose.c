@@ -154,7 +154,8 @@ static void *alloc_pick(size_t size, size_t align, enum mr_temp temp, const void
 			return glibc_alloc(size, align);
 		}
 	}
-	p = mr_large_alloc(size, align, temp, site);
+	tc = mr_tc;
+	p = mr_large_alloc(size, align, temp, site, tc ? &tc->spans : NULL);
 	if (p)
 		return p;
 	if (!mr_large_fits(size, align)) {	/* more than the whole arena: as glibc would */
@@ -211,11 +212,12 @@ static __attribute__((noinline)) void foreign_free_keep_errno(void *p)
 	errno = e;
 }
 
-static __attribute__((noinline)) void large_free_keep_errno(struct mr_span *s)
+static __attribute__((noinline)) void large_free_keep_errno(struct mr_span *s,
+							   struct mr_tcache *tc)
 {
 	int e = errno;
 
-	mr_large_free(s);
+	mr_large_free(s, tc ? &tc->spans : NULL);
 	errno = e;
 }
 
@@ -282,7 +284,7 @@ static inline struct mr_span *large_head(uint32_t page, const void *p)
 	struct mr_span *s = &mr_spans[page];
 
 	if (((uintptr_t)p & (MR_PAGE_SIZE - 1)) || s->head != page ||
-	    (s->kind != MR_SPAN_LARGE && s->kind != MR_SPAN_HUGE))
+	    (s->kind != MR_SPAN_LARGE && s->kind != MR_SPAN_HUGE) || (s->flags & MR_SPAN_CACHED))
 		return NULL;
 	return s;
 }
@@ -327,7 +329,7 @@ static inline void free_inline(void *p)
 	s = large_head(page, p);
 	if (MR_UNLIKELY(!s))	/* glibc aborts on these too: never ignored */
 		bad_pointer("free(): double free or invalid pointer");
-	large_free_keep_errno(s);
+	large_free_keep_errno(s, tc);
 }
 
 /* The span of @p for realloc and malloc_usable_size: the slab page's descriptor or
@@ -560,6 +562,8 @@ MR_EXPORT int malloc_trim(size_t pad)
 	if (!mr_ready())
 		return 0;
 	mr_remote_flush();	/* this thread's remote frees not sent yet */
+	if (mr_tc)
+		mr_large_cache_flush(&mr_tc->spans);	/* and its cached spans */
 	return mr_heap_trim();
 }
 

@@ -927,6 +927,7 @@ static void tc_destroy(void *arg)
 	stash_flush(tc);
 	remote_flush(tc);
 	drain_inbox(tc);
+	mr_large_cache_flush(&tc->spans);
 	for (t = 0; t < NR_MR_TEMP; t++) {
 		for (c = 0; c < MR_NR_CLASSES; c++)
 			if (tc->bins[t][c].cur)

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "allocator/internal.h"
+#include "allocator/large.h"
 
 /* struct mr_bin - one size class of one temperature in a thread cache: the current
  * slab's free objects, and the slabs with free objects that are not current. */
@@ -56,6 +57,7 @@ struct mr_tcache {
 	/* Free objects of other caches' slabs taken from their inboxes (steal_inboxes),
 	 * by temperature and class: handed out before a new slab is made. */
 	void *stash[NR_MR_TEMP][MR_NR_CLASSES];
+	struct mr_span_cache spans;	/* freed spans of up to 64 KiB (large.c) */
 };
 
 extern __thread struct mr_tcache *mr_tc MR_HIDDEN __attribute__((tls_model("initial-exec")));

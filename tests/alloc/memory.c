@@ -7,6 +7,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,6 +215,102 @@ static int mode_calloc_purged(void)
 		FAIL("calloc(8 MiB) of purged pages: %.2f MiB became resident (want at most 1)",
 		     after - before);
 	free(q);
+	return 0;
+}
+
+/* The span cache (large.c): once a process has a second thread, a thread's freed
+ * spans of up to 64 KiB wait for its next malloc of the same size, counted in use by
+ * mallinfo2 (uordblks) while they do; with one thread none is kept. calloc of a
+ * cached span clears it; malloc_trim and the thread's exit give the spans back to
+ * the page heap. */
+#define SPAN_BYTES 40000
+#define SPAN_PAGE_BYTES 40960	/* 10 pages */
+
+struct span_thread_counts {
+	size_t before, held;
+};
+
+static void *span_thread(void *arg)
+{
+	struct span_thread_counts *c = arg;
+	void *p[4];
+	int i;
+
+	free(malloc(16));	/* the thread's cache is made */
+	c->before = mallinfo2().uordblks;
+	for (i = 0; i < 4; i++) {
+		p[i] = malloc(SPAN_BYTES);
+		if (p[i])
+			memset(p[i], 0x5a, SPAN_BYTES);
+	}
+	for (i = 0; i < 4; i++)
+		free(p[i]);
+	c->held = mallinfo2().uordblks;
+	return NULL;
+}
+
+static void *no_op_thread(void *arg)
+{
+	return arg;
+}
+
+/* @single: the process never starts a thread, and no span may be kept. */
+static int mode_span_cache(bool single)
+{
+	struct span_thread_counts c = { 0, 0 };
+	size_t base, held, trimmed, joined;
+	unsigned char *p, *q;
+	pthread_t t;
+
+	free(malloc(16));
+	base = mallinfo2().uordblks;
+	if (single) {
+		free(malloc(SPAN_BYTES));
+		held = mallinfo2().uordblks - base;
+		printf("span-cache-single: a freed span kept: %zu bytes in use\n", held);
+		if (held)
+			FAIL("a span freed by a process of one thread: uordblks grew by %zu (kept)",
+			     held);
+		return 0;
+	}
+	if (pthread_create(&t, NULL, no_op_thread, NULL) != 0 || pthread_join(t, NULL) != 0)
+		FAIL("a thread did not run");
+	base = mallinfo2().uordblks;
+	/* Fresh pages: the page heap marks the span zeroed, which the cache must undo. */
+	p = malloc(SPAN_BYTES);
+	if (!p || !in_memreg(p))
+		FAIL("malloc(%d): %p", SPAN_BYTES, (void *)p);
+	memset(p, 0xa5, SPAN_BYTES);
+	free(p);
+	held = mallinfo2().uordblks;
+	q = calloc(1, SPAN_BYTES);
+	if (q != p)
+		FAIL("calloc(%d) after free(malloc(%d)): %p, not the cached span %p", SPAN_BYTES,
+		     SPAN_BYTES, (void *)q, (void *)p);
+	check_zero(q, SPAN_BYTES, "calloc of a cached span");
+	free(q);
+	trimmed = mallinfo2().uordblks;
+	malloc_trim(0);
+	trimmed -= mallinfo2().uordblks;
+	if (pthread_create(&t, NULL, span_thread, &c) != 0 || pthread_join(t, NULL) != 0)
+		FAIL("the span thread did not run");
+	joined = mallinfo2().uordblks;
+	printf("span-cache: a freed span kept: %zd bytes in use; malloc_trim gave back %zu; a "
+	       "thread kept %zd and its exit gave back %zd\n", (ssize_t)(held - base), trimmed,
+	       (ssize_t)(c.held - c.before), (ssize_t)(c.held - joined));
+	if (held - base != SPAN_PAGE_BYTES)
+		FAIL("a freed span of 10 pages: uordblks grew by %zd, not %d (not kept)",
+		     (ssize_t)(held - base), SPAN_PAGE_BYTES);
+	if (trimmed != SPAN_PAGE_BYTES)
+		FAIL("malloc_trim gave back %zu bytes of cached spans, not %d", trimmed,
+		     SPAN_PAGE_BYTES);
+	if (c.held - c.before != 4 * SPAN_PAGE_BYTES)
+		FAIL("4 spans freed by a thread: uordblks grew by %zd, not %d (not kept)",
+		     (ssize_t)(c.held - c.before), 4 * SPAN_PAGE_BYTES);
+	/* The exit gives back the thread's empty slabs too. */
+	if (c.held - joined < 4 * SPAN_PAGE_BYTES)
+		FAIL("the thread's exit gave back %zd bytes, not its 4 cached spans (%d)",
+		     (ssize_t)(c.held - joined), 4 * SPAN_PAGE_BYTES);
 	return 0;
 }
 
@@ -629,6 +727,10 @@ int main(int argc, char **argv)
 		return mode_realloc_move();
 	if (!strcmp(m, "layout"))
 		return mode_layout();
-	fprintf(stderr, "usage: memory trim|decay|calloc|calloc-purged|info GOFILE|cost|prefault|refill|no-free|new-max|realloc-move|layout\n");
+	if (!strcmp(m, "span-cache"))
+		return mode_span_cache(false);
+	if (!strcmp(m, "span-cache-single"))
+		return mode_span_cache(true);
+	fprintf(stderr, "usage: memory trim|decay|calloc|calloc-purged|info GOFILE|cost|prefault|refill|no-free|new-max|realloc-move|layout|span-cache|span-cache-single\n");
 	return 2;
 }

@@ -44,6 +44,10 @@ run realloc-move MEMREG_NUMA=0 "$PROG" realloc-move
 # The space left below the arena's reservations stays aligned (os.c).
 run layout "$PROG" layout
 run calloc "$PROG" calloc
+# The span cache (large.c): none with one thread; calloc clears a cached span;
+# malloc_trim and a thread's exit give them back.
+run span-cache-single "$PROG" span-cache-single
+run span-cache "$PROG" span-cache
 run calloc-dontneed "$PROG" calloc-purged
 run calloc-madv-free MEMREG_MADV_FREE=1 "$PROG" calloc-purged
 # Large spans prefaulted only for a call site that writes them whole (large.c).

@@ -445,6 +445,15 @@ static void *remote_free_thread(void *p)
 	return NULL;
 }
 
+/* A thread started and joined: the process no longer counts as single-threaded. */
+static void become_threaded(void)
+{
+	pthread_t t;
+
+	pthread_create(&t, NULL, remote_free_thread, NULL);
+	pthread_join(t, NULL);
+}
+
 static int mode_misuse_child(const char *what)
 {
 	char *p = malloc(40), *q;
@@ -494,6 +503,27 @@ static int mode_misuse_child(const char *what)
 		q = malloc(1 << 20);
 		free(q);
 		free(q);
+	} else if (!strcmp(what, "span-double")) {
+		/* A span of 10 pages: in a process that has had a second thread, the
+		 * first free keeps it in the thread's span cache. */
+		become_threaded();
+		q = malloc(40000);
+		free(q);
+		free(q);
+	} else if (!strcmp(what, "span-remote-double")) {
+		pthread_t t;
+
+		become_threaded();
+		q = malloc(40000);
+		free(q);
+		pthread_create(&t, NULL, remote_free_thread, q);
+		pthread_join(t, NULL);
+	} else if (!strcmp(what, "span-realloc-freed")) {
+		become_threaded();
+		q = malloc(40000);
+		free(q);
+		q = realloc(q, 50000);
+		(void)q;
 	} else if (!strcmp(what, "large-interior")) {
 		q = malloc(1 << 20);
 		free(q + 8192);
@@ -534,6 +564,10 @@ static int mode_misuse(void)
 		     "libmemreg: malloc(): double free or corrupted free list detected\n");
 	expect_abort("misuse-child", "interior", "libmemreg: free(): invalid pointer\n");
 	expect_abort("misuse-child", "large-double", "libmemreg: free(): double free or invalid pointer\n");
+	expect_abort("misuse-child", "span-double", "libmemreg: free(): double free or invalid pointer\n");
+	expect_abort("misuse-child", "span-remote-double",
+		     "libmemreg: free(): double free or invalid pointer\n");
+	expect_abort("misuse-child", "span-realloc-freed", "libmemreg: realloc(): invalid pointer\n");
 	expect_abort("misuse-child", "large-interior", "libmemreg: free(): double free or invalid pointer\n");
 	expect_abort("misuse-child", "large-stale", "libmemreg: free(): double free or invalid pointer\n");
 	expect_abort("misuse-child", "realloc-interior", "libmemreg: realloc(): invalid pointer\n");
