@@ -233,13 +233,10 @@ static void *no_op_thread(void *arg)
 static int mode_churn(bool threaded)
 {
 	unsigned shift = region_shift();
-	struct aw_churn c = { .heap = (struct aw_obj *)table((CH_RAMP + CH_CHURN) * 3), .s = 7,
-			      .ramp = CH_RAMP, .churn = CH_CHURN, .mean = 1024.0, .touch = 64,
-			      .size = churn_size };
-	struct aw_churn lt = { .heap = (struct aw_obj *)table((AW_LIFETIMES_RAMP + AW_LIFETIMES_CHURN) * 3),
-			       .s = 11, .ramp = AW_LIFETIMES_RAMP, .churn = AW_LIFETIMES_CHURN,
-			       .mean = AW_LIFETIMES_MEAN, .touch = 256, .size = aw_mixed_size };
-	uint64_t ramp = CH_RAMP, churn = CH_CHURN;
+	uint64_t ramp = threaded ? AW_LIFETIMES_RAMP : CH_RAMP;
+	uint64_t churn = threaded ? AW_LIFETIMES_CHURN : CH_CHURN;
+	struct aw_churn c = { .heap = (struct aw_obj *)table((ramp + churn) * 3), .ramp = ramp,
+			      .churn = churn };
 	static unsigned char touched[MAX_REGIONS], live[MAX_REGIONS];
 	size_t i, nt = 0, nl = 0;
 	uint64_t t;
@@ -250,9 +247,15 @@ static int mode_churn(bool threaded)
 
 		if (pthread_create(&th, NULL, no_op_thread, NULL) != 0 || pthread_join(th, NULL) != 0)
 			return 99;
-		c = lt;
-		ramp = AW_LIFETIMES_RAMP;
-		churn = AW_LIFETIMES_CHURN;
+		c.s = 11;
+		c.mean = AW_LIFETIMES_MEAN;
+		c.touch = 256;
+		c.size = aw_mixed_size;
+	} else {
+		c.s = 7;
+		c.mean = 1024.0;
+		c.touch = 64;
+		c.size = churn_size;
 	}
 	for (t = 0; t < ramp + churn; t++) {
 		struct aw_obj o = aw_churn_step(&c, t);
