@@ -96,16 +96,16 @@ bool mr_large_fits(size_t size, size_t align)
  * A thread's freed spans of up to 64 KiB, kept for its next malloc of the same page
  * count (struct mr_span_cache). Without it every such malloc and free takes the page
  * heap's lock: with threads that allocate buffers of 32-64 KiB (a server's requests:
- * alloc-bench's server) most of their time went to waiting for it. So only once the
+ * alloc-bench's server) a quarter of their time went to the lock. So only once the
  * process has a second thread: with one the lock is free, and a cached span is
- * memory kept back (sqlite and git peaked 0.5 MiB higher with it). Kept only where
- * no region below has a free block that would hold the span (mr_heap_lower_free,
- * which answers "no" when the lock is busy, as for a refill's slab), so that spans
- * are still placed lowest first: without the check, the random-lifetime churn left
- * live data in 12 of its 22 windows instead of 2. A cached span stays a large span of
- * the page heap, marked MR_SPAN_CACHED: freeing it again, or reallocating it, is
- * caught as for any free block. Only the thread that cached a span hands it out;
- * its exit and malloc_trim give them back. */
+ * memory kept back (sqlite peaked 0.6-1.2 MiB higher with it, git 0.5). Kept only
+ * where no region below has a free block that would hold the span
+ * (mr_heap_lower_free, which answers "no" when the lock is busy, as for a refill's
+ * slab), so that spans are still placed lowest first: without the check, the
+ * random-lifetime churn left live data in 12 of its 22 windows instead of 2. A
+ * cached span stays a large span of the page heap, marked MR_SPAN_CACHED: freeing it
+ * again, or reallocating it, is caught as for any free block. Only the thread that
+ * cached a span hands it out; its exit and malloc_trim give them back. */
 
 /* The buddy order of a span of @npages pages (the block the heap would carve it from). */
 static uint32_t span_order(uint32_t npages)
@@ -126,9 +126,9 @@ static bool cache_put(struct mr_span_cache *sc, struct mr_span *s)
 {
 	uint32_t npages = s->npages, page = (uint32_t)(s - mr_spans);
 
-	if (mr_os_single_threaded() ||
-	    s->kind != MR_SPAN_LARGE || npages > MR_SPAN_CACHE_PAGES || s->temp != MR_TEMP_NORMAL ||
-	    sc->n[npages] == MR_SPAN_CACHE_SLOTS || sc->pages + npages > MR_SPAN_CACHE_MAX ||
+	if (mr_os_single_threaded() || s->kind != MR_SPAN_LARGE || s->temp != MR_TEMP_NORMAL ||
+	    npages > MR_SPAN_CACHE_PAGES || sc->n[npages] == MR_SPAN_CACHE_SLOTS ||
+	    sc->pages + npages > MR_SPAN_CACHE_MAX ||
 	    mr_heap_lower_free(span_order(npages), MR_TEMP_NORMAL, page))
 		return false;
 	/* Its pages hold the program's data now: calloc must clear them. */
@@ -156,8 +156,8 @@ void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp, const void *s
 	npages = (size + MR_PAGE_SIZE - 1) >> MR_PAGE_SHIFT;	/* no wrap: size <= 1 TiB */
 	if (align > MR_PAGE_SIZE)
 		align_order = (uint32_t)__builtin_ctzll(align) - MR_PAGE_SHIFT;
-	if (sc && site && !align_order && npages <= MR_SPAN_CACHE_PAGES && temp == MR_TEMP_NORMAL &&
-	    sc->n[npages])
+	if (sc && site && !align_order && temp == MR_TEMP_NORMAL &&
+	    npages <= MR_SPAN_CACHE_PAGES && sc->n[npages])
 		return mr_page_addr(cache_take(sc, (uint32_t)npages));
 	if (npages <= (UINT64_C(1) << ro) && align_order <= ro) {
 		/* @site is NULL for realloc's moves: those keep the buddy block's room
