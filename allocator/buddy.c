@@ -767,7 +767,7 @@ uint32_t mr_buddy_alloc(struct mr_heap *h, uint32_t npages, uint32_t align_order
 uint32_t mr_buddy_alloc_on(struct mr_heap *h, uint32_t npages, uint32_t align_order,
 			   enum mr_temp temp, uint32_t node)
 {
-	uint32_t order = npages <= 1 ? 0 : 32 - (uint32_t)__builtin_clz(npages - 1);
+	uint32_t order = mr_pages_order(npages);
 	uint32_t r, k, kf, page, st, freed_ms;
 
 	if (align_order > order)

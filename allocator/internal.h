@@ -86,6 +86,12 @@ _Static_assert(sizeof(struct mr_span) == 48, "struct mr_span is 48 bytes");
 					 * clean, or purged with MADV_FREE (never clean) */
 #define MR_FREE_DIRTY 8u		/* freed with its data, not purged yet */
 
+/* The buddy order of a span of @npages pages: the smallest block that holds it. */
+static inline uint32_t mr_pages_order(uint32_t npages)
+{
+	return npages <= 1 ? 0 : 32 - (uint32_t)__builtin_clz(npages - 1);
+}
+
 /* "sizeclass.c" */
 #define MR_NR_CLASSES 72
 #define MR_SMALL_MAX 32768

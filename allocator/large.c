@@ -107,12 +107,6 @@ bool mr_large_fits(size_t size, size_t align)
  * again, or reallocating it, is caught as for any free block. Only the thread that
  * cached a span hands it out; its exit and malloc_trim give them back. */
 
-/* The buddy order of a span of @npages pages (the block the heap would carve it from). */
-static uint32_t span_order(uint32_t npages)
-{
-	return npages <= 1 ? 0 : 32 - (uint32_t)__builtin_clz(npages - 1);
-}
-
 static uint32_t cache_take(struct mr_span_cache *sc, uint32_t npages)
 {
 	uint32_t page = sc->page[npages][--sc->n[npages]];
@@ -129,7 +123,7 @@ static bool cache_put(struct mr_span_cache *sc, struct mr_span *s)
 	if (mr_os_single_threaded() || s->kind != MR_SPAN_LARGE || s->temp != MR_TEMP_NORMAL ||
 	    npages > MR_SPAN_CACHE_PAGES || sc->n[npages] == MR_SPAN_CACHE_SLOTS ||
 	    sc->pages + npages > MR_SPAN_CACHE_MAX ||
-	    mr_heap_lower_free(span_order(npages), MR_TEMP_NORMAL, page))
+	    mr_heap_lower_free(mr_pages_order(npages), MR_TEMP_NORMAL, page))
 		return false;
 	/* Its pages hold the program's data now: calloc must clear them. */
 	s->flags = (uint16_t)((s->flags & ~MR_SPAN_ZEROED) | MR_SPAN_CACHED);
