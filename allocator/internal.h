@@ -105,11 +105,16 @@ static inline unsigned mr_size_class(size_t size)
 
 	if (MR_LIKELY(size <= 1024))
 		return mr_class_small[(size + 15) >> 4];
-	/* Eight classes per doubling above 1 KiB: (8 + i) << (lg - 3), i = 1..8, less
-	 * 64 bytes above 4 KiB but for the powers of two (sizeclass.c says why). */
 	lg = 63 - (unsigned)__builtin_clzll((uint64_t)size - 1);	/* 2^lg < size <= 2^(lg+1) */
-	shift = lg - 3;
-	c = 32 + (lg - 10) * 8 + (unsigned)(((size - 1) >> shift) - 8);
+	if (lg < 12) {	/* to 4 KiB, eight per doubling: (8 + i) << (lg - 3), i = 1..8 */
+		shift = lg - 3;
+		c = 32 + (lg - 10) * 8 + (unsigned)(((size - 1) >> shift) - 8);
+		return c;
+	}
+	/* Above, the slab (2^(lg+4) bytes) over n = 15..8, rounded down to 16 bytes
+	 * (sizeclass.c says why): n = slab / size fits unless the rounding took it
+	 * under size, and then n - 1 does. */
+	c = 48 + (lg - 12) * 8 + 15 - (uint32_t)(UINT32_C(1) << (lg + 4)) / (uint32_t)size;
 	return c + (size > mr_class_size[c]);
 }
 /* Smallest class holding @size bytes whose size is a multiple of @align (align <= page);

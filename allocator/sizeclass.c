@@ -1,19 +1,23 @@
 /* Size classes of small objects: 16-byte steps to 128, then eight per doubling to
  * 32 KiB (at most 12.5% internal waste), and the slab size (pages, as a buddy order) of each.
  *
- * Above 4 KiB every class but the powers of two is 64 bytes short of (8 + i) << k. A
- * slab's objects lie end to end from a page boundary, so with the round sizes (4608,
- * 5120, 6144, ... all multiples of 512) one slot boundary in 8, 4, 2 or every one fell
- * on a page boundary. An object written at both ends (a header, then a last byte or a
- * trailer) and its neighbour then need two pages between them where one would do: 1.43
- * pages an object over 4-8 KiB, 1.58 over 8-16 KiB, 1.86 over 16-32 KiB, against 1.06-1.09
- * under glibc, whose chunks (16-byte steps) share their end pages; 1.32, 1.37 and 1.51
- * now. Short by 64, slot boundaries meet a page boundary once in 64 objects and objects
- * stay 64-byte aligned (cache lines, the usual alignas). The powers of two stay whole:
- * programs often ask for 8, 16 or 32 KiB buffers and fill them, and 64 bytes short would
- * put each in the next class, 12% larger and resident. What it cost: requests aligned to
- * 128 bytes or more between 4 and 32 KiB now take a power-of-two class or a page span
- * (mr_size_class_aligned). docs/allocator.md, "Peak RSS against glibc, by cause". */
+ * Above 4 KiB a doubling's classes are its slab (64, 128, 256 KiB) split into 15, 14, ...
+ * 8 objects, rounded down to 16 bytes: 4368, 4672, 5040, ... 7280, 8192. So:
+ * - a slab holds a whole number of objects, less at most 128 bytes (the classes
+ *   before, (8 + i) << k less 64, left up to 6 KiB of a slab: 9 of 6592 in 64 KiB);
+ * - the steps are finest just above a power of two (6.7%), where requests for a page
+ *   or a buffer and a header land, and coarsest just under the next (12.5%): sqlite3's
+ *   page cache asks for 4368 bytes (class 4544 before, 14 a slab; 15 now), and 4104,
+ *   8200 and 16400-byte requests waste 6%, not 10%;
+ * - no slot boundary inside a slab falls on a page boundary (test-sizeclass checks
+ *   it). An object written at both ends (a header, then a last byte or a trailer) and
+ *   its neighbour then share the page between them, as glibc's chunks do; round sizes
+ *   (4608, 5120, 6144, ...) put one boundary in 8, 4, 2 or every one on a page.
+ * The powers of two are n = 16 and 8: programs ask for 8, 16 and 32 KiB buffers and fill
+ * them. What it costs: objects of these classes are 16-byte aligned, as glibc's are,
+ * not 64; a request aligned to 64 bytes or more takes the next class its alignment
+ * divides, or a span when that is smaller (mr_size_class_aligned). Measured against the
+ * classes before: docs/allocator.md, "Peak RSS against glibc, by cause". */
 #include "config.h"
 
 #include "allocator/internal.h"
@@ -25,9 +29,9 @@ const uint32_t mr_class_size[MR_NR_CLASSES] = {
 	576, 640, 704, 768, 832, 896, 960, 1024,
 	1152, 1280, 1408, 1536, 1664, 1792, 1920, 2048,
 	2304, 2560, 2816, 3072, 3328, 3584, 3840, 4096,
-	4544, 5056, 5568, 6080, 6592, 7104, 7616, 8192,
-	9152, 10176, 11200, 12224, 13248, 14272, 15296, 16384,
-	18368, 20416, 22464, 24512, 26560, 28608, 30656, 32768,
+	4368, 4672, 5040, 5456, 5952, 6544, 7280, 8192,		/* 65536 / 15..8 */
+	8736, 9360, 10080, 10912, 11904, 13104, 14560, 16384,	/* 131072 / 15..8 */
+	17472, 18720, 20160, 21840, 23824, 26208, 29120, 32768,	/* 262144 / 15..8 */
 };
 
 /* Slabs of at least 64 KiB and at least 8 objects: few trips to the page heap. */

@@ -44,10 +44,19 @@ static void test_table_shape(void **state)
 		uint32_t slab = (uint32_t)MR_PAGE_SIZE << mr_class_slab_order[c];
 
 		assert_true(mr_class_size[c] % 16 == 0);
-		/* Above a page, a power of two or an odd multiple of 64: slot boundaries
-		 * meet page boundaries once in 64 slots (sizeclass.c). */
-		if (mr_class_size[c] > MR_PAGE_SIZE && (mr_class_size[c] & (mr_class_size[c] - 1)))
-			assert_int_equal(mr_class_size[c] % 128, 64);
+		/* Above a page, the slab split into n objects and rounded down to 16 bytes,
+		 * and but for the powers of two (whole pages) no slot boundary inside the
+		 * slab on a page boundary (sizeclass.c). */
+		if (mr_class_size[c] > MR_PAGE_SIZE) {
+			uint32_t n = slab / mr_class_size[c], k;
+
+			if (slab / n / 16 * 16 != mr_class_size[c])
+				fail_msg("class %u: %u, not %u / %u rounded down to 16", c,
+					 mr_class_size[c], slab, n);
+			for (k = 1; k < n && (mr_class_size[c] & (mr_class_size[c] - 1)); k++)
+				if ((k * mr_class_size[c]) % MR_PAGE_SIZE == 0)
+					fail_msg("class %u: slot %u starts a page", c, k);
+		}
 		if (c)
 			assert_true(mr_class_size[c] > mr_class_size[c - 1]);
 		/* At least 8 objects per slab, and few enough for the descriptor's 16-bit
@@ -64,9 +73,10 @@ static void test_aligned(void **state)
 	static const struct { size_t size, align; uint32_t want; } cases[] = {
 		{ 1, 32, 32 }, { 33, 32, 64 }, { 100, 64, 128 }, { 100, 256, 256 },
 		{ 1, 4096, 4096 }, { 4097, 4096, 8192 }, { 30000, 4096, 32768 }, { 40000, 16, 0 },
-		/* Above 4 KiB the classes are 64-byte multiples but for the powers of two,
+		/* Above 4 KiB few classes are 64-byte multiples (4672, 5952, 11904, ...),
 		 * and none is taken that is larger than the request's whole pages. */
-		{ 4500, 64, 4544 }, { 4500, 512, 8192 }, { 8193, 64, 9152 }, { 8193, 128, 0 },
+		{ 4368, 16, 4368 }, { 4368, 64, 4672 }, { 4500, 512, 8192 }, { 4700, 64, 5952 },
+		{ 8193, 128, 11904 }, { 8193, 256, 0 },
 		{ 20000, 4096, 0 }, { 12289, 2048, 16384 }, { 12289, 4096, 16384 },
 	};
 	unsigned i;
