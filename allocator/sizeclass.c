@@ -4,7 +4,8 @@
  * Above 4 KiB a doubling's classes are its slab (64, 128, 256 KiB) split into 15, 14, ...
  * 8 objects, rounded down to 16 bytes: 4368, 4672, 5040, ... 7280, 8192. So:
  * - a slab holds a whole number of objects, less at most 128 bytes (the classes
- *   before, (8 + i) << k less 64, left up to 6 KiB of a slab: 9 of 6592 in 64 KiB);
+ *   before, (8 + i) << k less 64, left up to 6 KiB of a slab: 9 objects of 6592 bytes
+ *   in 64 KiB);
  * - the steps are finest just above a power of two (6.7%), where requests for a page
  *   or a buffer and a header land, and coarsest just under the next (12.5%): sqlite3's
  *   page cache asks for 4368 bytes (class 4544 before, 14 a slab; 15 now), and 4104,
