@@ -101,20 +101,17 @@ extern const uint8_t mr_class_small[1024 / 16 + 1] MR_HIDDEN;
 /* Smallest class holding @size bytes (size <= MR_SMALL_MAX). */
 static inline unsigned mr_size_class(size_t size)
 {
-	unsigned lg, shift, c;
+	unsigned lg, c;
 
 	if (MR_LIKELY(size <= 1024))
 		return mr_class_small[(size + 15) >> 4];
 	lg = 63 - (unsigned)__builtin_clzll((uint64_t)size - 1);	/* 2^lg < size <= 2^(lg+1) */
-	if (lg < 12) {	/* to 4 KiB, eight per doubling: (8 + i) << (lg - 3), i = 1..8 */
-		shift = lg - 3;
-		c = 32 + (lg - 10) * 8 + (unsigned)(((size - 1) >> shift) - 8);
-		return c;
-	}
-	/* Above, the slab (2^(lg+4) bytes) over n = 15..8, rounded down to 16 bytes
-	 * (sizeclass.c says why): n = slab / size fits unless the rounding took it
-	 * under size, and then n - 1 does. */
-	c = 48 + (lg - 12) * 8 + 15 - (uint32_t)(UINT32_C(1) << (lg + 4)) / (uint32_t)size;
+	if (lg < 12)	/* to 4 KiB, eight per doubling: (8 + i) << (lg - 3), i = 1..8 */
+		return 32 + (lg - 10) * 8 + (unsigned)(((size - 1) >> (lg - 3)) - 8);
+	/* Above, the slab (2^(lg+4) bytes: mr_class_slab_order) over n = 15..8, rounded
+	 * down to 16 bytes (sizeclass.c says why): n = slab / size fits unless the
+	 * rounding took it under size, and then n - 1 does. */
+	c = 48 + (lg - 12) * 8 + 15 - (UINT32_C(1) << (lg + 4)) / (uint32_t)size;
 	return c + (size > mr_class_size[c]);
 }
 /* Smallest class holding @size bytes whose size is a multiple of @align (align <= page);
