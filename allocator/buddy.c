@@ -236,6 +236,12 @@ static void account(struct mr_heap *h, uint32_t r, int64_t delta_pages)
 
 static void purge_dirty(struct mr_heap *h, uint64_t now);
 
+static bool dirty_share_passed(const struct mr_heap *h)
+{
+	return h->dirty_pct && h->dirty_pages > h->dirty_min_pages &&
+	       h->dirty_pages * 100 > h->used_pages * h->dirty_pct;
+}
+
 /* After each page-heap operation that frees, allocates or grows a span: the purges
  * that are due, by the decay delay or by the dirty share. Not on frees alone: a
  * program that only grows its buffers after freeing one would keep that one's pages
@@ -244,9 +250,18 @@ static void purges_due(struct mr_heap *h, uint64_t now_ns)
 {
 	if ((h->npending && now_ns >= h->next_decay_ns) || now_ns >= h->runs_due_ns)
 		mr_buddy_decay(h, false);
-	if (h->dirty_pct && h->dirty_pages > h->dirty_min_pages &&
-	    h->dirty_pages * 100 > h->used_pages * h->dirty_pct && now_ns >= h->dirty_next_ns)
+	if (dirty_share_passed(h) && now_ns >= h->dirty_next_ns)
 		purge_dirty(h, now_ns);
+}
+
+/* purges_due now, where one may be due: with no free region or dirty block waiting
+ * and the dirty share not passed, the clock is not read. A process that never gives
+ * memory back to the page heap (most short ones) then never reads it, and never
+ * faults in the vDSO's data page for it. */
+static void purges_check(struct mr_heap *h)
+{
+	if (h->npending || h->runs_due_ns != UINT64_MAX || dirty_share_passed(h))
+		purges_due(h, h->ops->now_ns());
 }
 
 static uint32_t ms_of(uint64_t ns)
@@ -645,7 +660,7 @@ static uint32_t span_out(struct mr_heap *h, uint32_t page, uint32_t npages, uint
 	if (above_purge_threshold(h, npages))
 		h->spans[page].flags |= MR_SPAN_PURGE_AT_FREE;
 	account(h, mr_page_region(h, page), npages);
-	purges_due(h, h->ops->now_ns());
+	purges_check(h);
 	return page;
 }
 
@@ -848,7 +863,7 @@ bool mr_buddy_grow(struct mr_heap *h, uint32_t page, uint32_t old_npages, uint32
 		return false;
 	h->spans[page].npages = new_npages;
 	account(h, mr_page_region(h, page), new_npages - old_npages);
-	purges_due(h, h->ops->now_ns());
+	purges_check(h);
 	return true;
 }
 
@@ -975,7 +990,7 @@ uint32_t mr_buddy_alloc_huge_on(struct mr_heap *h, uint32_t nregions, uint32_t a
 	h->spans[page].head = page;
 	h->spans[page].npages = nregions << h->region_order;
 	h->spans[page].flags = zero ? MR_SPAN_ZEROED : 0;
-	purges_due(h, h->ops->now_ns());
+	purges_check(h);
 	return page;
 }
 
@@ -1026,7 +1041,7 @@ bool mr_buddy_grow_huge(struct mr_heap *h, uint32_t page, uint32_t new_nregions)
 		h->hot_top[r] = first + new_nregions;
 	h->regions[first].huge_regions = new_nregions;
 	h->spans[page].npages = new_nregions << h->region_order;
-	purges_due(h, h->ops->now_ns());
+	purges_check(h);
 	return true;
 }
 

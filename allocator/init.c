@@ -88,7 +88,6 @@ static int heap_init(void)
 	max_regions = (uint32_t)(MR_ARENA_MAX / rs < MR_MAX_REGIONS ? MR_ARENA_MAX / rs : MR_MAX_REGIONS);
 	if (mr_os_reserve(order, max_regions, &base, &spans, &nregions) != 0)
 		return -1;
-	mr_os_clock_init();
 	mr_heap_init(base, spans, order, nregions);
 	mr_os_arena_publish(base, spans, nregions, max_regions);
 	mr_tcache_init();

@@ -310,11 +310,12 @@ uint32_t mr_os_resident_pages(const void *addr, uint32_t npages)
 
 /* ---- the clock ---- */
 
-/* The decay clock is read on every page-heap operation. libc's clock_gettime calls
- * the vDSO's too, but its wrapper lies on a page of libc that nothing else of
- * libmemreg, of glibc's malloc or of a small program touches, and the first call maps
- * the 64 KiB of libc around it (the kernel's fault-around): up to 64 KiB more
- * resident in every process (docs/allocator.md, "Peak RSS against glibc, by cause").
+/* The decay clock is read by page-heap operations when a purge may be due. libc's
+ * clock_gettime calls the vDSO's too, but its wrapper lies on a page of libc that
+ * nothing else of libmemreg, of glibc's malloc or of a small program touches, and the
+ * first call maps the 64 KiB of libc around it (the kernel's fault-around): up to 64
+ * KiB more resident in every process (docs/allocator.md, "Peak RSS against glibc, by
+ * cause").
  * So the vDSO's function is called directly, found in the vDSO's symbol table (an ELF
  * image the kernel maps, named by AT_SYSINFO_EHDR; its DT_HASH gives the symbol count:
  * x86's and arm64's vDSOs have one). Without it, or on another architecture, libc's. */
@@ -325,7 +326,8 @@ uint32_t mr_os_resident_pages(const void *addr, uint32_t npages)
 #endif
 
 typedef int (*clock_fn)(clockid_t, struct timespec *);
-static clock_fn clock_now = clock_gettime;
+static int clock_first(clockid_t id, struct timespec *ts);
+static clock_fn clock_now = clock_first;
 bool mr_os_clock_vdso;
 
 #ifdef MR_VDSO_CLOCK
@@ -376,23 +378,34 @@ static void *vdso_function(const char *name)
 
 void mr_os_clock_init(void)
 {
+	clock_fn fn = clock_gettime;
 #ifdef MR_VDSO_CLOCK
-	void *fn = vdso_function(MR_VDSO_CLOCK);
+	void *v = vdso_function(MR_VDSO_CLOCK);
 	struct timespec ts;
 
 	/* Used only if it answers the clock decay reads. */
-	if (fn && ((clock_fn)fn)(CLOCK_MONOTONIC_COARSE, &ts) == 0) {
-		clock_now = (clock_fn)fn;
-		mr_os_clock_vdso = true;
+	if (v && ((clock_fn)v)(CLOCK_MONOTONIC_COARSE, &ts) == 0) {
+		fn = (clock_fn)v;
+		__atomic_store_n(&mr_os_clock_vdso, true, __ATOMIC_RELAXED);
 	}
 #endif
+	__atomic_store_n(&clock_now, fn, __ATOMIC_RELAXED);
+}
+
+/* The first read finds the clock (two threads at once find the same one): a process
+ * whose page heap never has a purge to time never reads it, nor faults in the page
+ * of the kernel's clock data that the vDSO's function reads. */
+static int clock_first(clockid_t id, struct timespec *ts)
+{
+	mr_os_clock_init();
+	return __atomic_load_n(&clock_now, __ATOMIC_RELAXED)(id, ts);
 }
 
 uint64_t mr_os_now_ns(void)
 {
 	struct timespec ts = { 0, 0 };
 
-	clock_now(CLOCK_MONOTONIC_COARSE, &ts);
+	__atomic_load_n(&clock_now, __ATOMIC_RELAXED)(CLOCK_MONOTONIC_COARSE, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 

@@ -71,9 +71,10 @@ extern uint32_t mr_os_nnodes MR_HIDDEN;
 void mr_os_numa_detect(void) MR_HIDDEN;
 uint32_t mr_os_current_node(void) MR_HIDDEN;
 void mr_os_bind(void *addr, size_t len, uint32_t node) MR_HIDDEN;
-/* The decay clock (CLOCK_MONOTONIC_COARSE, ns), read on every page-heap operation:
- * the vDSO's clock_gettime, found at start-up by mr_os_clock_init (libc's wrapper
- * where the vDSO has none: see os.c). mr_os_clock_vdso says which. */
+/* The decay clock (CLOCK_MONOTONIC_COARSE, ns), read by page-heap operations when a
+ * purge may be due: the vDSO's clock_gettime, found by mr_os_clock_init at the first
+ * read (libc's wrapper where the vDSO has none: see os.c). mr_os_clock_vdso says
+ * which. */
 void mr_os_clock_init(void) MR_HIDDEN;
 uint64_t mr_os_now_ns(void) MR_HIDDEN;
 extern bool mr_os_clock_vdso MR_HIDDEN;

@@ -44,8 +44,11 @@ static void t_purge(struct mr_heap *h, uint32_t r, uint32_t n)
 	purges++;
 }
 
+static unsigned clock_reads;
+
 static uint64_t t_now(void)
 {
+	clock_reads++;
 	return fake_now;
 }
 
@@ -441,6 +444,37 @@ static void test_purges_due_without_frees(void **state)
 	assert_true(mr_buddy_grow(h, x, 4, 8));
 	expect_purged(2, 0, 32);
 	expect_ok(h, "purged at a growth");
+	free(h->spans);
+	free(h);
+}
+
+/* The clock is read where a purge may be due: never by allocations and growths in
+ * a heap nothing was freed to (a short process then never faults in the page of
+ * the kernel's clock data), and at each one once a freed block waits for the decay,
+ * until it is purged. */
+static void test_clock_read_when_due(void **state)
+{
+	struct mr_heap *h = p_heap();
+	uint32_t b, x;
+
+	(void)state;
+	clock_reads = 0;
+	assert_int_equal(mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL), 0);
+	b = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
+	x = mr_buddy_alloc(h, 4, 0, MR_TEMP_NORMAL);
+	assert_true(mr_buddy_grow(h, x, 4, 8));
+	assert_int_not_equal(mr_buddy_alloc_huge(h, 1, 1, MR_TEMP_NORMAL), MR_NONE);
+	if (clock_reads)
+		fail_msg("%u clock reads with nothing freed", clock_reads);
+	mr_buddy_free(h, b, 16);	/* dirty, due after the delay */
+	assert_int_equal(clock_reads, 1);
+	mr_buddy_alloc(h, 1, 0, MR_TEMP_NORMAL);
+	assert_int_equal(clock_reads, 2);	/* not due yet: nothing purged */
+	assert_int_equal(p_calls, 0);
+	fake_now += 1000000000u;
+	mr_buddy_alloc(h, 1, 0, MR_TEMP_NORMAL);
+	assert_true(clock_reads >= 3);	/* the decay reads it too */
+	expect_purged(1, b, 16);
 	free(h->spans);
 	free(h);
 }
@@ -1112,6 +1146,7 @@ int main(void)
 		cmocka_unit_test(test_dirty_share),
 		cmocka_unit_test(test_purge_runs),
 		cmocka_unit_test(test_purges_due_without_frees),
+		cmocka_unit_test(test_clock_read_when_due),
 		cmocka_unit_test(test_purge_new_max),
 		cmocka_unit_test(test_purge_threshold_at_alloc),
 		cmocka_unit_test(test_nodes),
