@@ -16,7 +16,7 @@
  * regions' entries, not a page more for straddling (resident size at start-up). */
 struct mr_heap mr_heap __attribute__((aligned(4096)));
 
-static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t heap_lock MR_LINE_ALIGNED = PTHREAD_MUTEX_INITIALIZER;
 
 /* The dirty share (MEMREG_DIRTY_PCT): heaps with less dirty memory than this wait
  * for the decay delay whatever the share; past the share, blocks free for this long

@@ -19,11 +19,17 @@ libmemreg_la_SOURCES = \
 	allocator/sizeclass.c allocator/options.c allocator/fmt.c
 libmemreg_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -fno-semantic-interposition \
 	-fno-builtin-malloc -fno-builtin-free -fno-builtin-calloc -fno-builtin-realloc \
-	-ftls-model=initial-exec -O2
+	-ftls-model=initial-exec -O2 -fdata-sections
 # libmemreg.so.1 (-version-info current:revision:age; the SONAME is current - age):
 # bump current and age for added interfaces, current only (age 0) for removed ones.
+# -fdata-sections and --sort-section=alignment: every process touches the library's
+# small variables (flags, locks' words, pointers, the free key), spread in link order
+# between page-aligned and big arrays over 8 pages of BSS; each variable in a section
+# of its own, sorted by alignment, they share the last pages (one page fault, one
+# copy after fork, for each page less).
 libmemreg_la_LDFLAGS = -version-info 1:0:0 -shared \
-	-Wl,--version-script=$(top_srcdir)/allocator/libmemreg.map -Wl,-z,nodelete -Wl,--as-needed
+	-Wl,--version-script=$(top_srcdir)/allocator/libmemreg.map -Wl,-z,nodelete -Wl,--as-needed \
+	-Wl,--sort-section=alignment
 libmemreg_la_LIBADD =
 EXTRA_DIST += allocator/libmemreg.map
 

@@ -33,10 +33,10 @@ struct site_slot {
 
 int mr_sites_on;
 static struct site_slot sites[SITE_SLOTS];
-static pthread_mutex_t sites_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t sites_lock MR_LINE_ALIGNED = PTHREAD_MUTEX_INITIALIZER;
 /* The live hand-over's: one thread at a time reads the classes page or writes a site
  * map (see mr_classes_poll). */
-static pthread_mutex_t poll_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t poll_lock MR_LINE_ALIGNED = PTHREAD_MUTEX_INITIALIZER;
 static unsigned nsites;
 
 static inline uint32_t site_hash(uintptr_t a)

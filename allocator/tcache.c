@@ -16,9 +16,9 @@
 #include "allocator/stats.h"
 #include "allocator/tcache.h"
 
-static pthread_mutex_t gtc_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t rbatch_lock = PTHREAD_MUTEX_INITIALIZER;	/* after pool_lock */
+static pthread_mutex_t gtc_lock MR_LINE_ALIGNED = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t pool_lock MR_LINE_ALIGNED = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t rbatch_lock MR_LINE_ALIGNED = PTHREAD_MUTEX_INITIALIZER;	/* after pool_lock */
 static pthread_key_t tc_key;
 
 /* The cache of threads that have none (starting up, exiting): used under gtc_lock.
@@ -301,7 +301,7 @@ static void local_free(struct mr_tcache *tc, struct mr_span *s, void *p)
 }
 
 uintptr_t mr_free_key;
-uint64_t mr_class_magic[MR_NR_CLASSES];
+uint64_t mr_class_magic[MR_NR_CLASSES] MR_LINE_ALIGNED;	/* read by every free */
 
 void mr_heap_corrupt(const char *msg)
 {
