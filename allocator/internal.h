@@ -11,10 +11,11 @@
 #define MR_HIDDEN __attribute__((visibility("hidden")))
 #define MR_LIKELY(x) __builtin_expect(!!(x), 1)
 #define MR_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define MR_LINE_SIZE 64u
 /* Cache lines of its own: the locks, and what every free reads, never share a line
  * with what others write. The library's variables are sorted by alignment
  * (allocator/local.mk), so these also share the same few pages. */
-#define MR_LINE_ALIGNED __attribute__((aligned(64)))
+#define MR_LINE_ALIGNED __attribute__((aligned(MR_LINE_SIZE)))
 
 #define MR_PAGE_SHIFT 12
 #define MR_PAGE_SIZE (UINT64_C(1) << MR_PAGE_SHIFT)

@@ -22,10 +22,10 @@ static pthread_mutex_t rbatch_lock MR_LINE_ALIGNED = PTHREAD_MUTEX_INITIALIZER;	
 static pthread_key_t tc_key;
 
 /* The cache of threads that have none (starting up, exiting): used under gtc_lock.
- * Page-aligned so that its untouched bins stay untouched BSS (struct mr_tcache), in
- * a section of its own so that the alignment does not move this file's other
+ * Page-aligned so that its untouched bins stay untouched BSS (struct mr_tcache); the
+ * sort by alignment (allocator/local.mk) keeps the alignment from moving other
  * variables to a page of their own. */
-static struct mr_tcache gtc __attribute__((aligned(4096), section(".bss.mr_gtc")));
+static struct mr_tcache gtc __attribute__((aligned(4096)));
 static struct mr_tcache *pool;	/* caches of exited threads, for reuse */
 static struct mr_tcache *all_caches;	/* every cache, for steal_inboxes */
 
@@ -542,8 +542,8 @@ static void drain_inbox(struct mr_tcache *tc)
  * line, for up to 64 in a row, where address order would put two to four threads'
  * objects in one line and make them fight over it (false sharing). The page written
  * is the same page, so resident memory does not change; what a single thread loses
- * is that 4 objects made in a row share a line only when 64 were made between. */
-#define MR_LINE_SIZE 64u
+ * is that 4 objects made in a row share a line only when 64 were made between
+ * (MR_LINE_SIZE: internal.h). */
 
 /* Pages of fresh slab @s (at @base) that the writes [@first, @to) reach first,
  * made resident by one system call rather than a fault each. Pages are taken in
