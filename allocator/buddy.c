@@ -198,6 +198,8 @@ static void list_del(struct mr_heap *h, uint32_t page)
 /* Region @r's stats changed: the export (stats.c) rewrites its entry only. */
 static void changed(struct mr_heap *h, uint32_t r)
 {
+	if (!h->changes_tracked)
+		return;
 	h->changed[r / 64] |= UINT64_C(1) << (r % 64);
 	h->changed_summary |= UINT64_C(1) << (r / 64);
 }

@@ -109,15 +109,22 @@ struct mr_heap {
 	 * freed in; a buffer of one size freed again and again waits for the decay (its
 	 * pages are likely used again). */
 	uint32_t purge_new_max_min, free_max_pages;
-	/* Regions whose stats changed since the export last read them (stats.c). */
-	uint64_t changed[MR_REGION_WORDS];
+	/* The words of changed[] (below) with a bit set. Both are kept only once the
+	 * export has read every region (changes_tracked): a process that exports
+	 * nothing never writes changed[]'s page. */
 	uint64_t changed_summary;
+	bool changes_tracked;
 	const struct mr_heap_ops *ops;
 	/* Per order, the regions with a free block of that order: summary[k] has bit w
-	 * if bitmap[w][k] has any. Word-major, so a process of fewer than 64 regions
-	 * touches one 152-byte row, on the header's page. */
+	 * if bitmap[w][k] has any. Word-major, so a process whose normal data fits in 64
+	 * regions touches one 152-byte row: row 8 on a one-node machine (regions 512-575,
+	 * above the hot reserve). It ends on the header's page while what only the stats
+	 * export writes (changed[]) comes after the bitmap (tests/alloc/resident.sh,
+	 * bss). */
 	uint64_t summary[MR_ORDERS];
 	uint64_t bitmap[MR_REGION_WORDS][MR_ORDERS];
+	/* Regions whose stats changed since the export last read them (stats.c). */
+	uint64_t changed[MR_REGION_WORDS];
 	struct mr_region_info regions[MR_MAX_REGIONS];
 };
 

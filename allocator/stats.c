@@ -135,6 +135,7 @@ void mr_stats_publish(struct mr_heap *h)
 		export_full = 0;
 		memset(h->changed, 0, sizeof(h->changed));
 		h->changed_summary = 0;
+		h->changes_tracked = true;	/* from now on, changes only */
 		collect(h, f, f->nregions);
 	} else {
 		collect_changed(h, f);

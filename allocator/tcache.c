@@ -28,6 +28,7 @@ static pthread_key_t tc_key;
 static struct mr_tcache gtc __attribute__((aligned(4096)));
 static struct mr_tcache *pool;	/* caches of exited threads, for reuse */
 static struct mr_tcache *all_caches;	/* every cache, for steal_inboxes */
+static bool gtc_listed;			/* gtc is in all_caches; under gtc_lock */
 
 __thread struct mr_tcache *mr_tc __attribute__((tls_model("initial-exec")));
 static __thread uint8_t mr_tstate __attribute__((tls_model("initial-exec")));
@@ -58,8 +59,9 @@ void mr_tcache_init(void)
 	const unsigned char *rnd = (const unsigned char *)getauxval(AT_RANDOM);
 	unsigned c;
 
-	tc_init(&gtc);
-	all_caches = &gtc;
+	/* gtc is neither tc_init'ed (its temp is never read: mr_small_alloc_shared is
+	 * given the temperature) nor listed in all_caches before its first use: either
+	 * would make a page of it resident, or read, in every process. */
 	mr_stats_caches(1);
 	if (rnd)
 		memcpy(&mr_free_key, rnd + 8, sizeof(mr_free_key));
@@ -95,6 +97,13 @@ void mr_tcache_unlock_all(void)
 
 /* ---- thread caches ---- */
 
+/* @tc joins every cache's list, for steal_inboxes. Under pool_lock. */
+static void caches_add(struct mr_tcache *tc)
+{
+	tc->next_all = all_caches;
+	__atomic_store_n(&all_caches, tc, __ATOMIC_RELEASE);	/* read unlocked: steal_inboxes */
+}
+
 static struct mr_tcache *tc_new(void)
 {
 	static uint32_t next_id = 1;
@@ -123,8 +132,7 @@ static struct mr_tcache *tc_new(void)
 	mr_os_lock(&pool_lock);
 	tc->id = next_id++;
 	mr_stats_caches((uint64_t)tc->id + 1);
-	tc->next_all = all_caches;
-	__atomic_store_n(&all_caches, tc, __ATOMIC_RELEASE);	/* read unlocked: steal_inboxes */
+	caches_add(tc);
 	pthread_mutex_unlock(&pool_lock);
 	return tc;
 }
@@ -903,6 +911,12 @@ void *mr_small_alloc_shared(unsigned cls, enum mr_temp temp)
 	void *p;
 
 	mr_os_lock(&gtc_lock);
+	if (MR_UNLIKELY(!gtc_listed)) {	/* its slabs' frees may reach its inbox now */
+		gtc_listed = true;
+		mr_os_lock(&pool_lock);
+		caches_add(&gtc);
+		pthread_mutex_unlock(&pool_lock);
+	}
 	p = gtc.bins[temp][cls].free;
 	if (p) {
 		mr_list_pop(&gtc.bins[temp][cls].free);
