@@ -937,7 +937,7 @@ static void tc_destroy(void *arg)
 
 	mr_tc = NULL;
 	mr_tstate = TS_DEAD;
-	tc->temp = MR_TEMP_NORMAL;	/* the next thread starts from the default */
+	tc_init(tc);	/* the next thread starts from the default */
 	stash_flush(tc);
 	remote_flush(tc);
 	drain_inbox(tc);

@@ -5,8 +5,9 @@
 # a row take a cache line each, within the same page (docs/allocator.md, Design, "One cache line each");
 # a fresh slab's pages are populated, not faulted, and at most 4 pages past its objects
 # (Design, "Prefaulting"); one malloc makes at most 4 pages of the library's own
-# variables resident ("Where a kernel build's extra CPU goes"). A mode the kernel cannot run (no MADV_POPULATE_WRITE, no perf events)
-# prints why and makes the whole test a skip unless another failed.
+# variables resident ("Where a kernel build's extra CPU goes"). A mode the kernel
+# cannot run (no MADV_POPULATE_WRITE, no perf events) prints why and makes the whole
+# test a skip unless another failed.
 . "$top_srcdir/tests/alloc/preload.sh"
 PROG="$top_builddir/tests/alloc/resident"
 tmp=$(mktemp -d) || exit 99
