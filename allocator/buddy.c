@@ -749,11 +749,11 @@ static uint32_t region_fit(const struct mr_heap *h, uint32_t r, uint32_t n, uint
 			x += ORDER_PAGES(s->order);
 			continue;
 		}
-		if (s->npages == 0)
+		if (mr_span_pages(s) == 0)
 			return MR_NONE;	/* not a head: never expected */
 		if (x - run >= n)
 			at = x - n;
-		x += s->npages;
+		x += mr_span_pages(s);
 		run = x;
 	}
 	x = rp + ORDER_PAGES(h->region_order);

@@ -111,7 +111,7 @@ void mr_heap_init(char *base, struct mr_span *spans, uint32_t region_order, uint
 /* The head's kind is set under the lock: the buddy heap reads it when it
  * coalesces a neighbour, and when it walks a region for a first fit. */
 static uint32_t alloc_pages(uint32_t npages, uint32_t align_order, enum mr_temp temp,
-			    enum mr_span_kind kind, bool first_fit)
+			    enum mr_span_kind kind, unsigned cls, bool first_fit)
 {
 	uint32_t page = MR_NONE, node = mr_os_current_node();
 
@@ -122,6 +122,7 @@ static uint32_t alloc_pages(uint32_t npages, uint32_t align_order, enum mr_temp 
 		page = mr_buddy_alloc_on(&mr_heap, npages, align_order, temp, node);
 	if (page != MR_NONE) {
 		mr_spans[page].kind = (uint8_t)kind;
+		mr_spans[page].cls = (uint8_t)cls;
 		mr_spans[page].temp = (uint8_t)temp;
 	}
 	mr_stats_publish(&mr_heap);
@@ -129,15 +130,20 @@ static uint32_t alloc_pages(uint32_t npages, uint32_t align_order, enum mr_temp 
 	return page;
 }
 
-uint32_t mr_heap_alloc_pages(uint32_t npages, uint32_t align_order, enum mr_temp temp,
-			     enum mr_span_kind kind)
+uint32_t mr_heap_alloc_pages(uint32_t npages, uint32_t align_order, enum mr_temp temp)
 {
-	return alloc_pages(npages, align_order, temp, kind, false);
+	return alloc_pages(npages, align_order, temp, MR_SPAN_LARGE, 0, false);
+}
+
+uint32_t mr_heap_alloc_slab(unsigned cls, enum mr_temp temp)
+{
+	return alloc_pages(UINT32_C(1) << mr_class_slab_order[cls], 0, temp, MR_SPAN_SLAB, cls,
+			   false);
 }
 
 uint32_t mr_heap_alloc_big(uint32_t npages, enum mr_temp temp)
 {
-	return alloc_pages(npages, 0, temp, MR_SPAN_LARGE,
+	return alloc_pages(npages, 0, temp, MR_SPAN_LARGE, 0,
 			   temp == MR_TEMP_NORMAL && npages >= MR_FIRST_FIT_MIN_PAGES);
 }
 

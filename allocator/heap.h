@@ -17,10 +17,13 @@ extern struct mr_heap mr_heap MR_HIDDEN;
  * nodes from the OS, decay and purge mode from the options. */
 void mr_heap_init(char *base, struct mr_span *spans, uint32_t region_order,
 		  uint32_t nregions) MR_HIDDEN;
-/* Pages for a span of @kind (large or slab) on the calling thread's node; its head
- * gets the kind and @temp. The first page, or MR_NONE. */
-uint32_t mr_heap_alloc_pages(uint32_t npages, uint32_t align_order, enum mr_temp temp,
-			     enum mr_span_kind kind) MR_HIDDEN;
+/* Pages for a large span on the calling thread's node; its head gets the kind and
+ * @temp. The first page, or MR_NONE. */
+uint32_t mr_heap_alloc_pages(uint32_t npages, uint32_t align_order, enum mr_temp temp) MR_HIDDEN;
+/* Pages for a slab of class @cls (mr_class_slab_order), as mr_heap_alloc_pages;
+ * its head gets the kind, @cls and @temp under the heap lock, since its page count
+ * comes from the class (mr_span_pages) for whoever walks the heads. */
+uint32_t mr_heap_alloc_slab(unsigned cls, enum mr_temp temp) MR_HIDDEN;
 /* Pages for a large object (no alignment asked, not a realloc's move): normal data
  * of MR_FIRST_FIT_MIN_PAGES and more goes first fit (a run of free pages that holds
  * it, in the lowest region with one: mr_buddy_alloc_first_fit), else as

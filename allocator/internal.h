@@ -41,9 +41,9 @@ enum mr_span_kind {
 
 struct mr_tcache;
 
-/* struct mr_span - the descriptor of one page of the arena (spans[page index]), 48
- * bytes: 1.2% of the arena's extent in use (a slab holds at most 4096 objects, so
- * its counts fit 16 bits: test-sizeclass checks every class).
+/* struct mr_span - the descriptor of one page of the arena (spans[page index]), 32
+ * bytes: 0.8% of the arena's extent in use (48 before: the owner and the slab's list
+ * head are 32- and 16-bit indices, a slab's pages and capacity come from its class).
  * Every page of an allocated span or slab has @head = the index of its first page;
  * the other fields are meaningful at the head only, except in slabs, whose every
  * page also carries kind, cls, temp and owner so free() reads one descriptor. A FREE
@@ -55,22 +55,29 @@ struct mr_span {
 	uint8_t order;
 	uint8_t cls;
 	uint8_t temp;
-	uint32_t npages;
+	union {	/* a head is of one kind at a time */
+		uint32_t npages;	/* large or huge head (a slab's: mr_span_pages) */
+		struct {		/* slab head: a slab holds at most 4096 objects
+					 * (test-sizeclass checks every class) */
+			uint16_t used;	/* objects handed out and not freed locally */
+			uint16_t bump;	/* objects never handed out start here */
+		};
+	};
 	uint32_t next, prev;		/* free list (buddy) or bin partial list (slab) */
 	union {	/* a span is a free head or a slab, never both at once */
 		uint32_t freed_ms;	/* free head with MR_FREE_DIRTY: when freed (ms, wraps) */
 		uint32_t child;		/* partial slab: first child in its bin's partial heap
 					 * (set by partial_add) */
 	};
-	uint16_t used;			/* slab: objects handed out and not freed locally */
-	uint16_t capacity;		/* slab: objects it holds */
-	uint16_t bump;			/* slab: objects never handed out start here */
 	uint16_t flags;			/* MR_SLAB_*, MR_SPAN_ZEROED, MR_FREE_* */
-	void *free_list;		/* slab: locally freed objects (not the bin's) */
-	struct mr_tcache *owner;	/* slab: the cache that allocates from it */
+	uint16_t free_list;		/* slab: its first locally freed object (not the
+					 * bin's), as offset / 16 + 1 (a slab is at most 256
+					 * KiB); 0: none (tcache.c, slab_free_head) */
+	uint32_t owner;			/* slab: the cache that allocates from it, as
+					 * tcache.c's owner ids (MR_OWNER_*) */
 };
 /* A region's descriptors are whole pages (regions are 256 pages and more). */
-_Static_assert(sizeof(struct mr_span) == 48, "struct mr_span is 48 bytes");
+_Static_assert(sizeof(struct mr_span) == 32, "struct mr_span is 32 bytes");
 
 #define MR_SLAB_PARTIAL 1u		/* in its bin's partial list */
 #define MR_SLAB_CURRENT 2u		/* its bin's current slab */
@@ -123,6 +130,12 @@ static inline unsigned mr_size_class(size_t size)
  * MR_NR_CLASSES if none, or if each is larger than @size rounded up to whole pages
  * (a span of its own then wastes less). */
 unsigned mr_size_class_aligned(size_t size, size_t align) MR_HIDDEN;
+/* The pages of allocated span @s (a head): a slab's from its class, set with its
+ * kind under the heap lock (mr_heap_alloc_slab). */
+static inline uint32_t mr_span_pages(const struct mr_span *s)
+{
+	return s->kind == MR_SPAN_SLAB ? UINT32_C(1) << mr_class_slab_order[s->cls] : s->npages;
+}
 
 /* "options.c" */
 enum mr_opt_type { MR_OPT_BOOL, MR_OPT_SIZE, MR_OPT_U64, MR_OPT_PATH };

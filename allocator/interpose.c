@@ -309,7 +309,7 @@ static inline void free_inline(void *p)
 	if (MR_LIKELY(s->kind == MR_SPAN_SLAB)) {
 		if (MR_UNLIKELY(!slab_object_start(s, page, p)))
 			bad_pointer("free(): invalid pointer");
-		if (MR_LIKELY(__atomic_load_n(&s->owner, __ATOMIC_RELAXED) == tc)) {
+		if (MR_LIKELY(__atomic_load_n(&s->owner, __ATOMIC_RELAXED) == mr_tc_owner)) {
 			struct mr_bin *b = &tc->bins[s->temp][s->cls];
 
 			if (MR_LIKELY(s->head == b->cur_head)) {

@@ -157,7 +157,7 @@ void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp, const void *s
 		/* @site is NULL for realloc's moves: those keep the buddy block's room
 		 * to grow in place. */
 		page = site && !align_order ? mr_heap_alloc_big((uint32_t)npages, temp)
-		       : mr_heap_alloc_pages((uint32_t)npages, align_order, temp, MR_SPAN_LARGE);
+		       : mr_heap_alloc_pages((uint32_t)npages, align_order, temp);
 		/* Outside the heap lock: the faults are the program's own cost. */
 		if (site && page != MR_NONE && npages >= 2 && npages <= MR_OS_RESIDENT_MAX &&
 		    dense_site_prefault(site, page, (uint32_t)npages,

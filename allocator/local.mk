@@ -49,7 +49,7 @@ CLEANFILES += allocator/memreg.pc
 if ENABLE_TESTS
 MR_ALLOC_TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 check_PROGRAMS += tests/alloc/test-buddy tests/alloc/test-sizeclass tests/alloc/test-options
-tests_alloc_test_buddy_SOURCES = tests/alloc/test-buddy.c allocator/buddy.c
+tests_alloc_test_buddy_SOURCES = tests/alloc/test-buddy.c allocator/buddy.c allocator/sizeclass.c
 tests_alloc_test_buddy_CFLAGS = $(MR_ALLOC_TEST_CFLAGS)
 tests_alloc_test_buddy_LDADD = $(CMOCKA_LIBS)
 tests_alloc_test_sizeclass_SOURCES = tests/alloc/test-sizeclass.c allocator/sizeclass.c

@@ -567,7 +567,7 @@ static void site_map_emit(struct wbuf *w)
 				char *base = mr_page_addr(page);
 				uintptr_t cur_page = (uintptr_t)base;
 
-				np = s->npages;
+				np = mr_span_pages(s);
 				for (i = 0; i < s->bump; i++) {
 					char *o = base + (size_t)i * size;
 					uint16_t id = mr_site_ids[mr_site_slot(o)];

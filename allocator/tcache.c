@@ -31,10 +31,57 @@ static struct mr_tcache *all_caches;	/* every cache, for steal_inboxes */
 static bool gtc_listed;			/* gtc is in all_caches; under gtc_lock */
 
 __thread struct mr_tcache *mr_tc __attribute__((tls_model("initial-exec")));
+__thread uint32_t mr_tc_owner __attribute__((tls_model("initial-exec")));
 static __thread uint8_t mr_tstate __attribute__((tls_model("initial-exec")));
 enum { TS_NEW, TS_INIT, TS_ACTIVE, TS_DEAD };
 
 #define CLASS_PAGES(c) (UINT32_C(1) << mr_class_slab_order[c])
+
+/* A slab's owner as its descriptors hold it (32 bits, not a pointer: struct
+ * mr_span): the cache's first page + 1, caches being pages of the arena (tc_new),
+ * or MR_OWNER_SHARED for the shared cache, which is libmemreg's data. 0 is no
+ * cache, mr_tc_owner's value in a thread that has none. */
+#define MR_OWNER_SHARED UINT32_MAX
+
+static uint32_t span_page(const struct mr_span *s)
+{
+	return (uint32_t)(s - mr_spans);
+}
+
+static uint32_t owner_id(const struct mr_tcache *tc)
+{
+	return tc == &gtc ? MR_OWNER_SHARED : mr_addr_page(tc) + 1;
+}
+
+static struct mr_tcache *owner_cache(uint32_t owner)
+{
+	return owner == MR_OWNER_SHARED ? &gtc : mr_page_addr(owner - 1);
+}
+
+/* The owner of slab page @s (any page of the slab: each holds it). */
+static struct mr_tcache *slab_owner(const struct mr_span *s)
+{
+	return owner_cache(__atomic_load_n(&s->owner, __ATOMIC_RELAXED));
+}
+
+/* Slab @s's objects per slab, from its class. */
+static uint32_t slab_capacity(const struct mr_span *s)
+{
+	return (CLASS_PAGES(s->cls) << MR_PAGE_SHIFT) / mr_class_size[s->cls];
+}
+
+/* The head of slab @s's local free list (struct mr_span: free_list), or NULL. */
+static void *slab_free_head(const struct mr_span *s)
+{
+	return s->free_list ? (char *)mr_page_addr(span_page(s)) + ((size_t)(s->free_list - 1) << 4)
+			    : NULL;
+}
+
+static void slab_set_free_head(struct mr_span *s, const void *p)
+{
+	s->free_list = p ? (uint16_t)((((uintptr_t)p - (uintptr_t)mr_page_addr(span_page(s))) >> 4) + 1)
+			 : 0;
+}
 
 /* A zeroed cache: its bins are set up per temperature on first use (bins_init). */
 static void tc_init(struct mr_tcache *tc)
@@ -120,7 +167,7 @@ static struct mr_tcache *tc_new(void)
 	npages = (uint32_t)((sizeof(*tc) + MR_PAGE_SIZE - 1) / MR_PAGE_SIZE);
 	/* Normal, not hot, though every malloc reads it: in the hot reserve it would
 	 * make every process hold a region more, hot data or not. */
-	page = mr_heap_alloc_pages(npages, 0, MR_TEMP_NORMAL, MR_SPAN_LARGE);
+	page = mr_heap_alloc_pages(npages, 0, MR_TEMP_NORMAL);
 	if (page == MR_NONE)
 		return NULL;
 	tc = mr_page_addr(page);
@@ -152,6 +199,7 @@ struct mr_tcache *mr_tc_slow(void)
 	/* May allocate (keys past the first 32): served by the shared cache meanwhile. */
 	pthread_setspecific(tc_key, tc);
 	mr_tc = tc;
+	mr_tc_owner = owner_id(tc);
 	mr_tstate = TS_ACTIVE;
 	return tc;
 }
@@ -162,11 +210,6 @@ struct mr_tcache *mr_tc_slow(void)
  * root, O(1) to find; add O(1), delete O(log n) amortised. Links live in the head
  * descriptors: child = first child, next = next sibling, prev = the previous
  * sibling, or the parent for a first child (MR_NONE at the root). */
-
-static uint32_t span_page(const struct mr_span *s)
-{
-	return (uint32_t)(s - mr_spans);
-}
 
 /* Meld two heaps (roots with no siblings): the higher root becomes the lower's
  * first child. */
@@ -253,9 +296,9 @@ static void slab_release(struct mr_span *s)
 	uint32_t i;
 
 	/* Interior pages stop looking like a slab's before the pages go back. */
-	for (i = 1; i < s->npages; i++)
+	for (i = 1; i < CLASS_PAGES(s->cls); i++)
 		s[i].kind = MR_SPAN_NONE;
-	mr_heap_free_pages((uint32_t)(s - mr_spans), s->npages);
+	mr_heap_free_pages(span_page(s), CLASS_PAGES(s->cls));
 }
 
 static void set_current(struct mr_bin *b, struct mr_span *s);
@@ -264,9 +307,12 @@ static void set_current(struct mr_bin *b, struct mr_span *s);
  * one; b is the bin of the slab's temperature and class. */
 void mr_local_free_slow(struct mr_bin *b, struct mr_span *s, void *p)
 {
-	if (MR_UNLIKELY(p == s->free_list))	/* freed just before: glibc's fasttop */
+	void *head = slab_free_head(s);
+
+	if (MR_UNLIKELY(p == head))	/* freed just before: glibc's fasttop */
 		mr_heap_corrupt("free(): double free detected");
-	mr_list_push(&s->free_list, p);
+	mr_list_push(&head, p);
+	slab_set_free_head(s, head);
 	if (--s->used == 0) {
 		if (s->flags & MR_SLAB_PARTIAL)
 			partial_del(b, s);
@@ -294,7 +340,7 @@ static void inbox_push(struct mr_tcache *owner, void *p);
 static void local_free(struct mr_tcache *tc, struct mr_span *s, void *p)
 {
 	struct mr_bin *b = &tc->bins[s->temp][s->cls];
-	struct mr_tcache *owner = __atomic_load_n(&s->owner, __ATOMIC_RELAXED);
+	struct mr_tcache *owner = slab_owner(s);
 
 	if (MR_UNLIKELY(owner != tc)) {
 		inbox_push(owner, p);
@@ -358,7 +404,7 @@ static struct mr_rbatch *rbatch_get(struct mr_tcache *tc)
 	}
 	mr_os_lock(&rbatch_lock);
 	if (!rbatch_pool) {
-		uint32_t page = mr_heap_alloc_pages(1, 0, MR_TEMP_NORMAL, MR_SPAN_LARGE);
+		uint32_t page = mr_heap_alloc_pages(1, 0, MR_TEMP_NORMAL);
 
 		if (page != MR_NONE) {
 			struct mr_rbatch *a = mr_page_addr(page);
@@ -450,7 +496,7 @@ static void rbatch_send(struct mr_tcache *tc, struct mr_rbatch *b)
 
 void mr_remote_free(struct mr_tcache *tc, struct mr_span *s, void *p)
 {
-	struct mr_tcache *owner = __atomic_load_n(&s->owner, __ATOMIC_RELAXED);
+	struct mr_tcache *owner = slab_owner(s);
 	struct mr_rbatch **slot, *b;
 
 	/* Another thread's lists cannot be searched: the key alone says double free. */
@@ -571,7 +617,7 @@ static void populate_new_pages(const struct mr_span *s, uintptr_t base, uintptr_
 		return;
 	from = base + (g0 << shift);
 	end = base + ((g1 + 1) << shift);
-	last = base + (((size_t)(s->capacity - 1) * mr_class_size[s->cls]) &
+	last = base + (((size_t)(slab_capacity(s) - 1) * mr_class_size[s->cls]) &
 		       ~(uintptr_t)(MR_PAGE_SIZE - 1)) + MR_PAGE_SIZE;
 	if (end > last)
 		end = last;
@@ -587,8 +633,8 @@ static void slab_extend(struct mr_bin *b, struct mr_span *s)
 
 	if (n == 0)
 		n = 1;
-	if (n > (uint32_t)(s->capacity - s->bump))
-		n = (uint32_t)(s->capacity - s->bump);
+	if (n > slab_capacity(s) - s->bump)
+		n = slab_capacity(s) - s->bump;
 	if (n % per_line)
 		per_line = 1;
 	lines = n / per_line;
@@ -621,12 +667,12 @@ static void bin_retire_current(struct mr_bin *b)
 	b->cur = NULL;
 	b->cur_head = MR_NONE;
 	s->flags &= ~MR_SLAB_CURRENT;
-	s->free_list = b->free;
+	slab_set_free_head(s, b->free);
 	s->used = (uint16_t)b->cur_used;
 	b->free = NULL;
 	if (s->used == 0)
 		slab_release(s);
-	else if (s->free_list || s->bump < s->capacity)
+	else if (s->free_list || s->bump < slab_capacity(s))
 		partial_add(b, s);
 }
 
@@ -637,35 +683,33 @@ static void set_current(struct mr_bin *b, struct mr_span *s)
 	b->cur = s;
 	b->cur_head = (uint32_t)(s - mr_spans);
 	b->cur_used = s->used;
-	b->free = s->free_list;
-	s->free_list = NULL;
+	b->free = slab_free_head(s);
+	s->free_list = 0;
 	s->flags |= MR_SLAB_CURRENT;
 }
 
 /* A new slab, MR_SLAB_FRESH if its pages were never used, or purged (none resident). */
 static struct mr_span *slab_new(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 {
-	uint32_t npages = CLASS_PAGES(cls), page, i;
+	uint32_t npages = CLASS_PAGES(cls), page, i, owner = owner_id(tc);
 	struct mr_span *s;
 
-	page = mr_heap_alloc_pages(npages, 0, temp, MR_SPAN_SLAB);
+	page = mr_heap_alloc_slab(cls, temp);	/* the head's kind, class, temperature */
 	if (page == MR_NONE)
 		return NULL;
 	s = &mr_spans[page];
 	s->flags = s->flags & MR_SPAN_ZEROED ? MR_SLAB_FRESH : 0;
-	s->cls = (uint8_t)cls;
-	s->owner = tc;
+	s->owner = owner;
 	for (i = 1; i < npages; i++) {
 		mr_spans[page + i].head = page;
 		mr_spans[page + i].kind = MR_SPAN_SLAB;
 		mr_spans[page + i].cls = (uint8_t)cls;
 		mr_spans[page + i].temp = (uint8_t)temp;
-		mr_spans[page + i].owner = tc;
+		mr_spans[page + i].owner = owner;
 	}
-	s->used = 0;
+	s->used = 0;	/* over the page count the heap wrote (mr_span_pages) */
 	s->bump = 0;
-	s->capacity = (uint16_t)((npages << MR_PAGE_SHIFT) / mr_class_size[cls]);
-	s->free_list = NULL;
+	s->free_list = 0;
 	return s;
 }
 
@@ -674,10 +718,10 @@ static struct mr_span *slab_new(struct mr_tcache *tc, unsigned cls, enum mr_temp
  * inbox: its drain forwards it, see local_free). */
 static void slab_set_owner(struct mr_span *s, struct mr_tcache *tc)
 {
-	uint32_t i;
+	uint32_t i, owner = owner_id(tc);
 
-	for (i = 0; i < s->npages; i++)
-		__atomic_store_n(&s[i].owner, tc, __ATOMIC_RELAXED);
+	for (i = 0; i < CLASS_PAGES(s->cls); i++)
+		__atomic_store_n(&s[i].owner, owner, __ATOMIC_RELAXED);
 }
 
 /* Exited threads' caches (mimalloc's abandoned segments): whoever allocates next
@@ -731,7 +775,7 @@ static void steal_batches(struct mr_tcache *tc, struct mr_tcache *c, unsigned cl
 			void *p = b->obj[i];
 			struct mr_span *s = mr_span_of(p);
 
-			if (__atomic_load_n(&s->owner, __ATOMIC_RELAXED) == tc) {
+			if (slab_owner(s) == tc) {
 				check_remote(p);
 				local_free(tc, s, p);
 			} else if (s->temp == temp && s->cls == cls) {
@@ -780,7 +824,7 @@ static bool steal_inboxes(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 			void *next = mr_list_next(p);
 			struct mr_span *s = mr_span_of(p);
 
-			if (__atomic_load_n(&s->owner, __ATOMIC_RELAXED) == tc) {
+			if (slab_owner(s) == tc) {
 				local_free(tc, s, p);
 			} else if (s->temp == temp && s->cls == cls) {
 				mr_list_push(&tc->stash[temp][cls], p);
@@ -833,7 +877,7 @@ static bool bin_take_lowest(struct mr_bin *b, unsigned cls, enum mr_temp temp)
 {
 	struct mr_span *s = b->cur;
 
-	if (b->partial != MR_NONE && (!s || s->bump == s->capacity || b->partial < b->cur_head)) {
+	if (b->partial != MR_NONE && (!s || s->bump == slab_capacity(s) || b->partial < b->cur_head)) {
 		if (slab_lower_free(cls, temp, b->partial))
 			return false;
 		s = &mr_spans[b->partial];
@@ -843,7 +887,7 @@ static bool bin_take_lowest(struct mr_bin *b, unsigned cls, enum mr_temp temp)
 			slab_extend(b, s);
 		return true;
 	}
-	if (s && s->bump < s->capacity && !slab_lower_free(cls, temp, b->cur_head)) {
+	if (s && s->bump < slab_capacity(s) && !slab_lower_free(cls, temp, b->cur_head)) {
 		slab_extend(b, s);
 		return true;
 	}
@@ -859,9 +903,10 @@ static bool bin_take_lowest(struct mr_bin *b, unsigned cls, enum mr_temp temp)
  * madvise); one slab per bin at most is made resident before its objects are used. */
 static bool slab_written_whole(const struct mr_span *cur)
 {
-	return cur && mr_class_size[cur->cls] >= MR_PAGE_SIZE && cur->bump == cur->capacity &&
-	       mr_os_resident_pages(mr_page_addr(span_page(cur)), cur->npages) >=
-		       cur->npages - cur->npages / 16;
+	uint32_t npages = cur ? CLASS_PAGES(cur->cls) : 0;
+
+	return cur && mr_class_size[cur->cls] >= MR_PAGE_SIZE && cur->bump == slab_capacity(cur) &&
+	       mr_os_resident_pages(mr_page_addr(span_page(cur)), npages) >= npages - npages / 16;
 }
 
 /* The bin ran dry. In that order: remote frees to this cache; the lowest slab with
@@ -891,9 +936,9 @@ void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 			return NULL;
 		/* the mincore only for a slab that would be prefaulted */
 		if ((s->flags & MR_SLAB_FRESH) && slab_written_whole(b->cur)) {
-			mr_os_populate(mr_page_addr(span_page(s)), (size_t)s->npages << MR_PAGE_SHIFT);
+			mr_os_populate(mr_page_addr(span_page(s)), (size_t)CLASS_PAGES(cls) << MR_PAGE_SHIFT);
 			s->flags &= ~MR_SLAB_FRESH;	/* resident whole now */
-		} else if ((s->flags & MR_SLAB_FRESH) && b->cur && b->cur->bump == b->cur->capacity &&
+		} else if ((s->flags & MR_SLAB_FRESH) && b->cur && b->cur->bump == slab_capacity(b->cur) &&
 			   mr_class_size[cls] < MR_PAGE_SIZE) {
 			/* the bin handed out a whole slab: this one will likely fill too */
 			s->flags |= MR_SLAB_AHEAD;
@@ -935,6 +980,7 @@ static void tc_destroy(void *arg)
 	struct mr_tcache *tc = arg;
 	unsigned t, c;
 
+	mr_tc_owner = 0;
 	mr_tc = NULL;
 	mr_tstate = TS_DEAD;
 	tc_init(tc);	/* the next thread starts from the default */

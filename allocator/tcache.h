@@ -61,6 +61,9 @@ struct mr_tcache {
 };
 
 extern __thread struct mr_tcache *mr_tc MR_HIDDEN __attribute__((tls_model("initial-exec")));
+/* mr_tc as a slab descriptor's owner field holds it (tcache.c, owner ids), 0 while
+ * mr_tc is NULL: free() compares it with the slab's owner. */
+extern __thread uint32_t mr_tc_owner MR_HIDDEN __attribute__((tls_model("initial-exec")));
 /* The calling thread's cache, set up on its first allocation (the heap is ready:
  * the caller made sure); NULL means "use the shared cache"
  * (mr_small_alloc_shared: while setting up, after exit, or out of memory). */

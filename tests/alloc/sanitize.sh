@@ -33,7 +33,7 @@ run() {
 for san in undefined address; do
 	flags="-g -O1 -fsanitize=$san -fno-sanitize-recover=all -fno-omit-frame-pointer"
 	for t in buddy sizeclass options os; do
-		case $t in buddy) extra=$src/allocator/buddy.c ;; sizeclass) extra=$src/allocator/sizeclass.c ;;
+		case $t in buddy) extra="$src/allocator/buddy.c $src/allocator/sizeclass.c" ;; sizeclass) extra=$src/allocator/sizeclass.c ;;
 			options) extra="$src/allocator/options.c $src/allocator/fmt.c" ;;
 			os) extra="$src/allocator/os.c $src/allocator/options.c $src/allocator/fmt.c" ;; esac
 		# shellcheck disable=SC2086 # $extra: one to three paths

@@ -820,7 +820,7 @@ static void test_grow_and_chunks(void **state)
 
 /* A fresh region's first spans write heads on the descriptors around them only, not
  * on one descriptor page in every power of two (the split of a whole region does:
- * pages 16, 32, ..., 2048 of a 4096-page region's descriptors, 6 of 48 pages). */
+ * pages 16, 32, ..., 2048 of a 4096-page region's descriptors, 6 of 32 pages). */
 static void test_fresh_top(void **state)
 {
 	static const uint32_t want[] = { 0, 1, 2, 4, 16, 32, 48, 7 };

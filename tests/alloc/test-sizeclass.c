@@ -62,9 +62,11 @@ static void test_table_shape(void **state)
 		if (c)
 			assert_true(mr_class_size[c] > mr_class_size[c - 1]);
 		/* At least 8 objects per slab, and few enough for the descriptor's 16-bit
-		 * counts (struct mr_span); slabs fit the smallest region (1 MiB). */
+		 * counts (struct mr_span), whose free-list head (an offset / 16 + 1) fits
+		 * 16 bits too; slabs fit the smallest region (1 MiB). */
 		assert_true(slab / mr_class_size[c] >= 8);
 		assert_true(slab / mr_class_size[c] <= UINT16_MAX);
+		assert_true((slab - mr_class_size[c]) / 16 + 1 <= UINT16_MAX);
 		assert_true(mr_class_slab_order[c] <= 8);
 	}
 }
