@@ -313,7 +313,7 @@ static void set_limit(int res, rlim_t bytes)
 		FAIL("setrlimit: %s", strerror(errno));
 }
 
-/* Under RLIMIT_AS of 8 GiB (the arena's window is 259 GiB): aligned requests
+/* Under RLIMIT_AS of 8 GiB (the arena's window is 258 GiB): aligned requests
  * work, from libmemreg, and the arena grows past its first reservation. */
 static int mode_rlimit_as_child(void)
 {
