@@ -137,8 +137,7 @@ uint32_t mr_heap_alloc_pages(uint32_t npages, uint32_t align_order, enum mr_temp
 
 uint32_t mr_heap_alloc_slab(unsigned cls, enum mr_temp temp)
 {
-	return alloc_pages(UINT32_C(1) << mr_class_slab_order[cls], 0, temp, MR_SPAN_SLAB, cls,
-			   false);
+	return alloc_pages(mr_class_pages(cls), 0, temp, MR_SPAN_SLAB, cls, false);
 }
 
 uint32_t mr_heap_alloc_big(uint32_t npages, enum mr_temp temp)

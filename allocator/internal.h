@@ -130,11 +130,16 @@ static inline unsigned mr_size_class(size_t size)
  * MR_NR_CLASSES if none, or if each is larger than @size rounded up to whole pages
  * (a span of its own then wastes less). */
 unsigned mr_size_class_aligned(size_t size, size_t align) MR_HIDDEN;
+/* The pages of a slab of class @c. */
+static inline uint32_t mr_class_pages(unsigned c)
+{
+	return UINT32_C(1) << mr_class_slab_order[c];
+}
 /* The pages of allocated span @s (a head): a slab's from its class, set with its
  * kind under the heap lock (mr_heap_alloc_slab). */
 static inline uint32_t mr_span_pages(const struct mr_span *s)
 {
-	return s->kind == MR_SPAN_SLAB ? UINT32_C(1) << mr_class_slab_order[s->cls] : s->npages;
+	return s->kind == MR_SPAN_SLAB ? mr_class_pages(s->cls) : s->npages;
 }
 
 /* "options.c" */

@@ -35,8 +35,6 @@ __thread uint32_t mr_tc_owner __attribute__((tls_model("initial-exec")));
 static __thread uint8_t mr_tstate __attribute__((tls_model("initial-exec")));
 enum { TS_NEW, TS_INIT, TS_ACTIVE, TS_DEAD };
 
-#define CLASS_PAGES(c) (UINT32_C(1) << mr_class_slab_order[c])
-
 /* A slab's owner as its descriptors hold it (32 bits, not a pointer: struct
  * mr_span): the cache's first page + 1, caches being pages of the arena (tc_new),
  * or MR_OWNER_SHARED for the shared cache, which is libmemreg's data. 0 is no
@@ -67,7 +65,7 @@ static struct mr_tcache *slab_owner(const struct mr_span *s)
 /* Slab @s's objects per slab, from its class. */
 static uint32_t slab_capacity(const struct mr_span *s)
 {
-	return (CLASS_PAGES(s->cls) << MR_PAGE_SHIFT) / mr_class_size[s->cls];
+	return (mr_class_pages(s->cls) << MR_PAGE_SHIFT) / mr_class_size[s->cls];
 }
 
 /* The head of slab @s's local free list (struct mr_span: free_list), or NULL. */
@@ -296,9 +294,9 @@ static void slab_release(struct mr_span *s)
 	uint32_t i;
 
 	/* Interior pages stop looking like a slab's before the pages go back. */
-	for (i = 1; i < CLASS_PAGES(s->cls); i++)
+	for (i = 1; i < mr_class_pages(s->cls); i++)
 		s[i].kind = MR_SPAN_NONE;
-	mr_heap_free_pages(span_page(s), CLASS_PAGES(s->cls));
+	mr_heap_free_pages(span_page(s), mr_class_pages(s->cls));
 }
 
 static void set_current(struct mr_bin *b, struct mr_span *s);
@@ -691,7 +689,7 @@ static void set_current(struct mr_bin *b, struct mr_span *s)
 /* A new slab, MR_SLAB_FRESH if its pages were never used, or purged (none resident). */
 static struct mr_span *slab_new(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 {
-	uint32_t npages = CLASS_PAGES(cls), page, i, owner = owner_id(tc);
+	uint32_t npages = mr_class_pages(cls), page, i, owner = owner_id(tc);
 	struct mr_span *s;
 
 	page = mr_heap_alloc_slab(cls, temp);	/* the head's kind, class, temperature */
@@ -720,7 +718,7 @@ static void slab_set_owner(struct mr_span *s, struct mr_tcache *tc)
 {
 	uint32_t i, owner = owner_id(tc);
 
-	for (i = 0; i < CLASS_PAGES(s->cls); i++)
+	for (i = 0; i < mr_class_pages(s->cls); i++)
 		__atomic_store_n(&s[i].owner, owner, __ATOMIC_RELAXED);
 }
 
@@ -903,10 +901,12 @@ static bool bin_take_lowest(struct mr_bin *b, unsigned cls, enum mr_temp temp)
  * madvise); one slab per bin at most is made resident before its objects are used. */
 static bool slab_written_whole(const struct mr_span *cur)
 {
-	uint32_t npages = cur ? CLASS_PAGES(cur->cls) : 0;
+	uint32_t npages;
 
-	return cur && mr_class_size[cur->cls] >= MR_PAGE_SIZE && cur->bump == slab_capacity(cur) &&
-	       mr_os_resident_pages(mr_page_addr(span_page(cur)), npages) >= npages - npages / 16;
+	if (!cur || mr_class_size[cur->cls] < MR_PAGE_SIZE || cur->bump != slab_capacity(cur))
+		return false;
+	npages = mr_class_pages(cur->cls);
+	return mr_os_resident_pages(mr_page_addr(span_page(cur)), npages) >= npages - npages / 16;
 }
 
 /* The bin ran dry. In that order: remote frees to this cache; the lowest slab with
@@ -936,7 +936,7 @@ void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 			return NULL;
 		/* the mincore only for a slab that would be prefaulted */
 		if ((s->flags & MR_SLAB_FRESH) && slab_written_whole(b->cur)) {
-			mr_os_populate(mr_page_addr(span_page(s)), (size_t)CLASS_PAGES(cls) << MR_PAGE_SHIFT);
+			mr_os_populate(mr_page_addr(span_page(s)), (size_t)mr_class_pages(cls) << MR_PAGE_SHIFT);
 			s->flags &= ~MR_SLAB_FRESH;	/* resident whole now */
 		} else if ((s->flags & MR_SLAB_FRESH) && b->cur && b->cur->bump == slab_capacity(b->cur) &&
 			   mr_class_size[cls] < MR_PAGE_SIZE) {
