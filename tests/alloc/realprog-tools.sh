@@ -1,7 +1,8 @@
 #!/bin/sh
 # Real programs under LD_PRELOAD=libmemreg.so, each compared with a run without it:
 # gcc compiling memreg sources (identical objects), a perl script (identical output),
-# a multithreaded `sort --parallel=2` of a generated 40 MB file (identical output),
+# a multithreaded `sort --parallel=2` of a generated 24 MB file, `xz -T2` compressing
+# and decompressing it and `objdump -d` of git (identical output),
 # and the real programs of bench/alloc-bench.sh: sqlite3, git log -p, jq, tclsh
 # (identical output; each named and skipped where it is not installed, as git is
 # where the source is not a git clone).
@@ -53,6 +54,17 @@ same_output "perl" perl "$tmp/t.pl"
 # sort: threads allocating and freeing each other's buffers.
 awk 'BEGIN { srand(7); for (i = 0; i < 800000; i++) printf "%08x %d %s\n", int(rand() * 4294967295), i, substr("abcdefghijklmnopqrstuvwxyz", 1 + i % 26) }' >"$tmp/in.txt"
 same_output "sort --parallel=2" env LC_ALL=C sort --parallel=2 -S 16M -T "$tmp" "$tmp/in.txt"
+
+# xz: two threads compressing blocks of 3 MiB (their match finders' buffers are
+# large spans, made and freed on each thread), then two decompressing them.
+if have xz; then
+	same_output "xz -T2" xz -1 -T2 -c "$tmp/in.txt"
+	xz -1 -T2 -c "$tmp/in.txt" >"$tmp/in.txt.xz" &&
+		same_output "xz -d -T2" xz -d -T2 -c "$tmp/in.txt.xz"
+fi
+
+# objdump: a disassembly of git (symbols, relocations, many small strings).
+have objdump && have git && same_output "objdump -d" objdump -d "$(command -v git)"
 
 # sqlite3: its page cache, a sort and an index over 200 000 rows.
 cat >"$tmp/t.sql" <<'SQL'
