@@ -37,13 +37,24 @@ for peer in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc.so.4 mimalloc:libmima
 done
 lib_of() {
 	case $1 in
-	glibc) echo "" ;;
 	memreg) echo "$MEMREG" ;;
 	jemalloc) echo "$LIBDIR/libjemalloc.so.2" ;;
 	tcmalloc) echo "$LIBDIR/libtcmalloc.so.4" ;;
 	mimalloc) echo "$LIBDIR/libmimalloc.so.2" ;;
 	esac
 }
+# Every run gets the same environment but for what it preloads, and that is as long
+# for each allocator: the environment's size moves the stack, and a program's timing
+# can move with it (Mytkowicz et al., ASPLOS 2009). So each allocator is preloaded by
+# a link of the same length, $out/l/NAME.so with NAME padded to 8 characters, and
+# glibc's runs carry NO_PRELOAD (a name as long as LD_PRELOAD) set to such a path.
+link_of() {
+	echo "$out/l/$(printf '%-8.8s' "$1" | tr ' ' _).so"
+}
+mkdir "$out/l"
+for a in $ALLOCS; do
+	[ "$a" = glibc ] || ln -s "$(lib_of "$a")" "$(link_of "$a")"
+done
 
 gcc -O2 -o "$out/alloc-bench" "$src/bench/alloc-bench.c" -lpthread -lm || exit 1
 # The real-program workloads.
@@ -130,11 +141,11 @@ cmd_of() {
 run_one() {
 	label=$1 a=$2 w=$3
 	shift 3
-	lib=$(lib_of "$a")
+	if [ "$a" = glibc ]; then pre=NO_PRELOAD; else pre=LD_PRELOAD; fi
 	# lifetimes: 16 MiB windows (the workload's), so memreg's regions are those.
 	case $w in lifetimes) set -- MEMREG_REGION_SIZE=16M "$@" ;; esac
 	# shellcheck disable=SC2046
-	if ! env ${lib:+LD_PRELOAD=$lib} "$@" /usr/bin/time -f "TIME %e %M" $(cmd_of "$w") >"$out/o" 2>"$out/e"; then
+	if ! env "$pre=$(link_of "$a")" "$@" /usr/bin/time -f "TIME %e %M" $(cmd_of "$w") >"$out/o" 2>"$out/e"; then
 		echo "alloc-bench: $label $w failed:" >&2
 		tail -3 "$out/e" >&2
 		echo "$label $w" >>"$out/failed"
