@@ -5,12 +5,18 @@
 # each peer; fragmentation; packing by site; hot-set inflation (memreg with and without
 # a site profile made from its own site map).
 # Usage: bench/alloc-bench.sh [-n RUNS] [-w "WORKLOADS"] [BUILDDIR]   (default 5, build)
+# WORKLOADS may name the lists "default" and "more" (below).
 # Needs: gcc, /usr/bin/time, python3.11; the peers' packages (libjemalloc2,
 # libgoogle-perftools4, libmimalloc2.0); missing peers are left out and named, as
 # are the real programs sqlite3, git (run in memreg's clone), jq and tclsh.
 set -u
 RUNS=5
-WORKLOADS="server prodcons falseshare churn realloc frag packing hotset lifetimes gcc python sqlite git jq tcl"
+DEFAULT="server prodcons falseshare churn realloc frag packing hotset lifetimes gcc python sqlite git jq tcl"
+# More programs that make many small objects, not in the default list (the goals of
+# docs/allocator.md are over that one): perl and mawk count the words of a generated
+# 20 MB text (50 000 distinct), objdump disassembles git, bc computes pi to 2000 digits.
+MORE="perl mawk objdump bc"
+WORKLOADS=$DEFAULT
 while getopts n:w: o; do
 	case $o in
 	n) RUNS=$OPTARG ;;
@@ -19,6 +25,9 @@ while getopts n:w: o; do
 	esac
 done
 shift $((OPTIND - 1))
+WORKLOADS=$(for w in $WORKLOADS; do
+	case $w in default) echo "$DEFAULT" ;; more) echo "$MORE" ;; *) echo "$w" ;; esac
+done | tr '\n' ' ')
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$src/build}" && pwd)
 MEMREG=$build/.libs/libmemreg.so
@@ -100,6 +109,16 @@ puts [llength [lsort $l]]
 EOF
 echo "exec sqlite3 :memory: <'$out/sq.sql'" >"$out/sqlite.sh"
 echo "exec jq '[.[] | select(.a > 5) | .b] | length' '$out/big.json'" >"$out/jq.sh"
+cat >"$out/t.pl" <<'EOF'
+my %h;
+while (<>) { $h{$_}++ for split; }
+my @k = sort { $h{$b} <=> $h{$a} || $a cmp $b } keys %h;
+print scalar(@k), " $k[0]\n";
+EOF
+echo "exec perl '$out/t.pl' '$out/words.txt'" >"$out/perl.sh"
+echo "exec mawk '{ for (i = 1; i <= NF; i++) c[\$i]++ } END { n = 0; for (k in c) n++; print n }' '$out/words.txt'" >"$out/mawk.sh"
+echo "objdump -d /usr/bin/git | wc -c" >"$out/objdump.sh"
+echo "echo 'scale = 2000; 4 * a(1)' | bc -l | tail -1" >"$out/bc.sh"
 git_first=$(git -C "$src" rev-list --reverse HEAD 2>/dev/null | sed -n 600p)
 # Whether workload @1 can run here (a real program may be missing); says why not.
 can_run() {
@@ -120,6 +139,19 @@ json.dump([{"a": random.randint(0, 10), "b": "x" * random.randint(1, 40),
             "c": [random.random() for _ in range(random.randint(0, 8))],
             "d": {"k%d" % i: i for i in range(random.randint(0, 5))}} for _ in range(150000)],
           open(sys.argv[1], "w"))' "$out/big.json" ;;
+	perl | mawk)
+		command -v "$1" >/dev/null && command -v python3 >/dev/null ||
+			{ echo "note: no $1, or no python3 to make its input: $1 left out"; return 1; }
+		[ -f "$out/words.txt" ] || python3 -c '
+import random, sys
+random.seed(1)
+w = ["".join(random.choice("abcdefghijklmnop") for _ in range(random.randint(3, 10))) for _ in range(50000)]
+with open(sys.argv[1], "w") as f:
+    for _ in range(330000):
+        f.write(" ".join(random.choice(w) for _ in range(8)) + "\n")' "$out/words.txt" ;;
+	objdump) command -v objdump >/dev/null && command -v git >/dev/null ||
+		{ echo "note: no objdump or no git to disassemble: objdump left out"; return 1; } ;;
+	bc) command -v bc >/dev/null || { echo "note: no bc: bc left out"; return 1; } ;;
 	esac
 }
 cmd_of() {
@@ -130,6 +162,7 @@ cmd_of() {
 	git) echo "git -C $src log -p $git_first" ;;
 	jq) echo "sh $out/jq.sh" ;;
 	tcl) echo "tclsh $out/t.tcl" ;;
+	perl | mawk | objdump | bc) echo "sh $out/$1.sh" ;;
 	*) echo "$out/alloc-bench $1" ;;
 	esac
 }
