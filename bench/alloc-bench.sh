@@ -117,7 +117,7 @@ print scalar(@k), " $k[0]\n";
 EOF
 echo "exec perl '$out/t.pl' '$out/words.txt'" >"$out/perl.sh"
 echo "exec mawk '{ for (i = 1; i <= NF; i++) c[\$i]++ } END { n = 0; for (k in c) n++; print n }' '$out/words.txt'" >"$out/mawk.sh"
-echo "objdump -d /usr/bin/git | wc -c" >"$out/objdump.sh"
+echo 'objdump -d "$(command -v git)" | wc -c' >"$out/objdump.sh"
 echo "echo 'scale = 2000; 4 * a(1)' | bc -l | tail -1" >"$out/bc.sh"
 git_first=$(git -C "$src" rev-list --reverse HEAD 2>/dev/null | sed -n 600p)
 # Whether workload @1 can run here (a real program may be missing); says why not.

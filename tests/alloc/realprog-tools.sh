@@ -59,8 +59,11 @@ same_output "sort --parallel=2" env LC_ALL=C sort --parallel=2 -S 16M -T "$tmp" 
 # large spans, made and freed on each thread), then two decompressing them.
 if have xz; then
 	same_output "xz -T2" xz -1 -T2 -c "$tmp/in.txt"
-	xz -1 -T2 -c "$tmp/in.txt" >"$tmp/in.txt.xz" &&
+	if xz -1 -T2 -c "$tmp/in.txt" >"$tmp/in.txt.xz"; then
 		same_output "xz -d -T2" xz -d -T2 -c "$tmp/in.txt.xz"
+	else
+		fail "xz -T2 without libmemreg"
+	fi
 fi
 
 # objdump: a disassembly of git (symbols, relocations, many small strings).
