@@ -49,6 +49,7 @@ struct mr_tcache {
 	_Atomic(uint32_t) inbox_nbatches;
 	uint32_t nspare;
 	struct mr_rbatch *spare;	/* empty batches, for this thread's remote frees */
+	_Atomic(struct mr_rbatch *) returned;	/* its batches, emptied by their owners */
 	/* This thread's remote frees not sent yet: a batch per owner, by owner id. */
 	struct mr_rbatch *out[MR_OUT_SLOTS];
 	struct mr_tcache *next_parked;
