@@ -167,8 +167,10 @@ cmd_of() {
 	esac
 }
 
-# One run: "LABEL workload seconds peak_kib [key=value...]" into $out/runs, LABEL
-# being the configuration (an allocator, or memreg+profile). A failed run writes
+# One run of round $r: "LABEL workload seconds peak_kib round=R [key=value...]" into
+# $out/runs, LABEL being the configuration (an allocator, or memreg+profile), the
+# key=value pairs alloc-bench's lines of them alone (a real program's output may hold
+# such text: git log -p of this script put 85 KB of it on each line). A failed run writes
 # no line there (it used to leave the last line to be relabelled as the next
 # configuration's): it is counted in $out/failed, named at the end, and returns 1.
 run_one() {
@@ -185,7 +187,8 @@ run_one() {
 		return 1
 	fi
 	set -- $(grep '^TIME ' "$out/e")
-	echo "$label $w $2 $3 $(grep -o '[a-z_]*=[0-9.]*' "$out/o" | tr '\n' ' ')" >>"$out/runs"
+	echo "$label $w $2 $3 round=$r $(grep -E '^[a-z_]+=[0-9.]+( [a-z_]+=[0-9.]+)*$' "$out/o" |
+		tr '\n' ' ')" >>"$out/runs"
 }
 
 # A site profile for packing/hotset from memreg's own site map: site_a (long-lived
@@ -246,6 +249,7 @@ for w in $WORKLOADS; do
 	esac
 done
 cp "$out/runs" "${ALLOC_BENCH_SAVE:-/dev/null}" 2>/dev/null
+[ -f "$out/runs" ] || { echo "alloc-bench: no run succeeded" >&2; exit 1; }
 
 # ---- tables ----
 awk -v allocs="$ALLOCS" -v workloads="$WORKLOADS" '
