@@ -5,6 +5,8 @@
 # each peer; fragmentation; packing by site; hot-set inflation (memreg with and without
 # a site profile made from its own site map).
 # Usage: bench/alloc-bench.sh [-n RUNS] [-w "WORKLOADS"] [BUILDDIR]   (default 5, build)
+# Then the goals of docs/allocator.md on these runs (BUILDDIR/bench/alloc-goals:
+# ratios of medians and paired by round, with 95% intervals).
 # WORKLOADS may name the lists "default" and "more" (below).
 # Needs: gcc, /usr/bin/time, python3.11; the peers' packages (libjemalloc2,
 # libgoogle-perftools4, libmimalloc2.0); missing peers are left out and named, as
@@ -311,6 +313,18 @@ END {
 }' "$out/runs"
 echo
 echo "runs per cell: $RUNS; machine: $(nproc) CPUs, shared with other jobs (numbers are noisy)"
+# The goals of docs/allocator.md, over the default list's workloads that ran
+# (bench/alloc-goals; by hand on a saved run: BUILDDIR/bench/alloc-goals --workloads
+# "LIST" FILE).
+ran_default=$(for w in $DEFAULT; do case " $WORKLOADS " in *" $w "*) echo "$w" ;; esac; done)
+if [ -z "$ran_default" ]; then
+	:
+elif [ -x "$build/bench/alloc-goals" ]; then
+	echo
+	"$build/bench/alloc-goals" --workloads "$DEFAULT" "$out/runs"
+else
+	echo "note: $build/bench/alloc-goals not built: the goals are not printed"
+fi
 [ -f "$out/failed" ] && { echo "FAILED runs (left out of the medians):"; sort "$out/failed" | uniq -c | sed 's/^/  /'; }
 [ -f "$out/profile.packing" ] && { echo "profile used for packing:"; sed 's/^/  /' "$out/profile.packing"; }
 [ -f "$out/profile.hotset" ] && { echo "profile used for hotset:"; sed 's/^/  /' "$out/profile.hotset"; }

@@ -19,9 +19,16 @@ bench_alloc_bench_SOURCES = bench/alloc-bench.c bench/alloc-workloads.h
 bench_alloc_bench_CFLAGS = -O2
 bench_alloc_bench_LDADD = -lpthread
 
+# libmemreg against glibc on a saved run of bench/alloc-bench.sh, as the goals read
+# it (the script runs it after its tables).
+noinst_PROGRAMS += bench/alloc-goals
+bench_alloc_goals_SOURCES = bench/alloc-goals.c
+bench_alloc_goals_LDADD = libmrbench.la libmrcommon.la -lm
+
 # What a purge costs, a madvise per range against process_madvise batches (by hand).
 noinst_PROGRAMS += bench/purge-batch
 bench_purge_batch_SOURCES = bench/purge-batch.c
+bench_purge_batch_LDADD = libmrbench.la libmrcommon.la -lm
 
 if ENABLE_TESTS
 check_PROGRAMS += tests/bench/test-stats
@@ -33,8 +40,10 @@ tests_bench_test_output_SOURCES = tests/bench/test-output.c
 tests_bench_test_output_CFLAGS = $(MR_TEST_CFLAGS)
 tests_bench_test_output_LDADD = libmrbench.la $(MR_TEST_LDADD) -lm
 TESTS += tests/bench/test-stats tests/bench/test-output tests/bench/bench-cli.sh tests/bench/bench-kernbench.sh
+TESTS += tests/bench/alloc-goals.sh
 endif
 EXTRA_DIST += tests/bench/bench-cli.sh tests/bench/bench-kernbench.sh bench/gcc6.bench
+EXTRA_DIST += tests/bench/alloc-goals.sh
 
 # Hansen's scenarios (bench/hansen.sh boots the VM lab): the guest's read benchmark,
 # copied into the guest with the other tests/lab/progs.

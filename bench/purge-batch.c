@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/stats.h"
+
 #ifndef SYS_process_madvise
 #define SYS_process_madvise 440
 #endif
@@ -70,19 +72,6 @@ static double purge(unsigned long batch)
 		}
 	}
 	return (now_us() - t) / (double)ranges;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, unsigned n)
-{
-	qsort(v, n, sizeof(*v), cmp);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static unsigned long number(const char *s, unsigned long lo, unsigned long hi, const char *what)
@@ -148,13 +137,13 @@ int main(int argc, char **argv)
 	printf("%-22s %12s %10s\n", "method", "us/range", "ratio");
 	for (m = 0; m < nm; m++) {
 		char name[48];
-		double v = median(t[m], runs);
+		double v = mr_bench_median(t[m], runs);
 
 		if (batches[m])
 			snprintf(name, sizeof(name), "process_madvise x%lu", batches[m]);
 		else
 			snprintf(name, sizeof(name), "madvise per range");
-		printf("%-22s %12.2f %10.3f\n", name, v, v / median(t[0], runs));
+		printf("%-22s %12.2f %10.3f\n", name, v, v / mr_bench_median(t[0], runs));
 	}
 	return 0;
 }

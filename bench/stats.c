@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "bench/stats.h"
 #include "common/util.h"
@@ -93,6 +94,49 @@ int mr_bench_overhead(const struct mr_bench_summary *base, const struct mr_bench
 	o->hi_pct = 100 * (cfg->mean - base->mean + half) / fabs(base->mean);
 	o->distinguishable = o->lo_pct > 0 || o->hi_pct < 0;
 	return 0;
+}
+
+int mr_bench_paired_ratio(const double *base, const double *cfg, unsigned n,
+			  struct mr_bench_ratio *r)
+{
+	struct mr_bench_summary s;
+	double *lg = calloc(n ? n : 1, sizeof(*lg)), half;
+	unsigned i, m = 0;
+
+	if (!lg)
+		return mr_error(-ENOMEM, "ratio: out of memory");
+	for (i = 0; i < n; i++)
+		if (base[i] > 0 && cfg[i] > 0)
+			lg[m++] = log(cfg[i] / base[i]);
+	if (m)
+		mr_bench_summarize(lg, m, &s);
+	free(lg);
+	if (!m)
+		return mr_error(-EINVAL, "ratio: no round has both values above 0");
+	r->n = m;
+	r->ratio = r->lo = r->hi = exp(s.mean);
+	r->has_interval = m >= 2;
+	if (!r->has_interval)
+		return 0;
+	half = mr_bench_t975(m - 1) * s.stddev / sqrt(m);
+	r->lo = exp(s.mean - half);
+	r->hi = exp(s.mean + half);
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double mr_bench_median(double *x, unsigned n)
+{
+	if (!n)
+		return 0;
+	qsort(x, n, sizeof(*x), cmp_double);
+	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
 }
 
 void mr_bench_interleave(unsigned nr_configs, unsigned runs, unsigned *order)

@@ -38,12 +38,35 @@ struct mr_bench_overhead {
 	bool distinguishable;
 };
 
+/*
+ * struct mr_bench_ratio - a configuration against the baseline round by round: each
+ * round ran both, one after the other, so their ratio cancels what the machine did to
+ * that round (a shared host's load moves both).
+ * @n:			rounds with both values above 0.
+ * @ratio:		geometric mean of the rounds' ratios (configuration / baseline).
+ * @lo, @hi:		its 95% interval: Student's t interval of the mean of the logs
+ *			of the ratios, taken back by exp.
+ * @has_interval:	@n >= 2 (else @lo = @hi = @ratio).
+ */
+struct mr_bench_ratio {
+	unsigned n;
+	double ratio;
+	double lo;
+	double hi;
+	bool has_interval;
+};
+
 /* "stats.c" */
 
 void mr_bench_summarize(const double *x, unsigned n, struct mr_bench_summary *s);
 /* -EINVAL (mr_error set) when the base mean is 0 or either side has no run. */
 int mr_bench_overhead(const struct mr_bench_summary *base, const struct mr_bench_summary *cfg,
 		      struct mr_bench_overhead *o);
+/* -EINVAL (mr_error set) when no round has both values above 0. */
+int mr_bench_paired_ratio(const double *base, const double *cfg, unsigned n,
+			  struct mr_bench_ratio *r);
+/* The median of @x (@n >= 1), whose values it sorts; 0 when @n is 0. */
+double mr_bench_median(double *x, unsigned n);
 /* Two-sided 95% quantile of Student's t with @df degrees of freedom (df >= 1;
  * tabulated, interpolated in 1/df between rows, 1.95996 as df grows without bound). */
 double mr_bench_t975(double df);

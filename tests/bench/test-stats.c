@@ -145,6 +145,49 @@ static void test_overhead_interval(void **state)
 	assert_int_equal(mr_bench_overhead(&sa, &sb, &o), -EINVAL);
 }
 
+/*
+ * Rounds whose ratios are all 0.5 (1/2, 2/4, 4/8): 0.5, no spread, [0.5, 0.5].
+ * Ratios e^0.1, e^-0.1, e^0.1, e^-0.1: logs of mean 0 and sd sqrt(4 * 0.01 / 3) =
+ * 0.1154701; t(3) = 3.18245, half width 3.18245 * 0.1154701 / 2 = 0.1837388:
+ * 1 [e^-0.1837388, e^0.1837388] = [0.8321531, 1.2017019]. A round with a 0 is left
+ * out; one round has no interval; none at all is an error.
+ */
+static void test_paired_ratio(void **state)
+{
+	static const double b1[] = { 2, 4, 8 }, c1[] = { 1, 2, 4 };
+	double b2[] = { 1, 1, 1, 1, 0 }, c2[] = { exp(0.1), exp(-0.1), exp(0.1), exp(-0.1), 3 };
+	struct mr_bench_ratio r;
+
+	(void)state;
+	assert_int_equal(mr_bench_paired_ratio(b1, c1, 3, &r), 0);
+	assert_int_equal(r.n, 3);
+	assert_true(r.has_interval);
+	assert_close(r.ratio, 0.5, 1e-12);
+	assert_close(r.lo, 0.5, 1e-12);
+	assert_close(r.hi, 0.5, 1e-12);
+	assert_int_equal(mr_bench_paired_ratio(b2, c2, 5, &r), 0);
+	assert_int_equal(r.n, 4);
+	assert_close(r.ratio, 1, 1e-12);
+	assert_close(r.lo, 0.8321531, 1e-6);
+	assert_close(r.hi, 1.2017019, 1e-6);
+	assert_int_equal(mr_bench_paired_ratio(b1, c1, 1, &r), 0);
+	assert_false(r.has_interval);
+	assert_close(r.lo, 0.5, 1e-12);
+	assert_int_equal(mr_bench_paired_ratio(&b2[4], &c2[4], 1, &r), -EINVAL);
+	assert_int_equal(mr_bench_paired_ratio(b1, c1, 0, &r), -EINVAL);
+}
+
+static void test_median(void **state)
+{
+	double odd[] = { 5, 1, 3 }, even[] = { 4, 1, 3, 2 }, one[] = { 7 };
+
+	(void)state;
+	assert_close(mr_bench_median(odd, 3), 3, 0);
+	assert_close(mr_bench_median(even, 4), 2.5, 0);
+	assert_close(mr_bench_median(one, 1), 7, 0);
+	assert_close(mr_bench_median(one, 0), 0, 0);
+}
+
 static void test_interleave(void **state)
 {
 	unsigned order[6], want[6] = { 0, 1, 1, 0, 0, 1 }, order3[6], want3[6] = { 0, 1, 2, 2, 1, 0 };
@@ -165,6 +208,8 @@ int main(void)
 		cmocka_unit_test(test_t975),
 		cmocka_unit_test(test_overhead_interval),
 		cmocka_unit_test(test_interleave),
+		cmocka_unit_test(test_paired_ratio),
+		cmocka_unit_test(test_median),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
