@@ -5,7 +5,7 @@
  * by hand it reprints them from a file ALLOC_BENCH_SAVE kept.
  *
  * A runs file has a line a run: "LABEL WORKLOAD SECONDS PEAK_KIB [KEY=VALUE ...]",
- * where a round=N field (written since the script had it) says which round; without
+ * where a round=N field (the script writes it since f943ef5) says which round; without
  * it a line is its label's next round of that workload. */
 #include "config.h"
 

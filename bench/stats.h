@@ -65,7 +65,7 @@ int mr_bench_overhead(const struct mr_bench_summary *base, const struct mr_bench
 /* -EINVAL (mr_error set) when no round has both values above 0. */
 int mr_bench_paired_ratio(const double *base, const double *cfg, unsigned n,
 			  struct mr_bench_ratio *r);
-/* The median of @x (@n >= 1), whose values it sorts; 0 when @n is 0. */
+/* The median of the @n values at @x, which it sorts; 0 when @n is 0. */
 double mr_bench_median(double *x, unsigned n);
 /* Two-sided 95% quantile of Student's t with @df degrees of freedom (df >= 1;
  * tabulated, interpolated in 1/df between rows, 1.95996 as df grows without bound). */
