@@ -819,8 +819,6 @@ uint32_t mr_buddy_alloc_on(struct mr_heap *h, uint32_t npages, uint32_t align_or
 	return span_out(h, page, npages, st);
 }
 
-static bool purge_at_free(struct mr_heap *h, uint32_t page, uint32_t npages);
-
 /* Whether the span [page, page + npages), being freed, was above the threshold when
  * handed out or is the biggest yet (and big enough): then it is purged now, before
  * it goes back (purge_new_max_min). */
@@ -834,14 +832,6 @@ static bool purge_new_max(struct mr_heap *h, uint32_t page, uint32_t npages)
 		return false;
 	if (above)
 		h->free_max_pages = npages;
-	return purge_at_free(h, page, npages);
-}
-
-/* [page, page + npages), being freed, is purged now; false if the heap cannot. */
-static bool purge_at_free(struct mr_heap *h, uint32_t page, uint32_t npages)
-{
-	if (!h->ops->purge_pages)
-		return false;
 	h->ops->purge_pages(h, page, npages, h->lazy_purge);
 	if (h->ops->purge_flush)
 		h->ops->purge_flush(h);
@@ -849,12 +839,12 @@ static bool purge_at_free(struct mr_heap *h, uint32_t page, uint32_t npages)
 	return true;
 }
 
-static void buddy_free(struct mr_heap *h, uint32_t page, uint32_t npages, bool purge)
+void mr_buddy_free(struct mr_heap *h, uint32_t page, uint32_t npages)
 {
 	uint32_t r = mr_page_region(h, page);
 	uint64_t now_ns = h->ops->now_ns();
 
-	if (purge ? purge_at_free(h, page, npages) : purge_new_max(h, page, npages)) {
+	if (purge_new_max(h, page, npages)) {
 		free_range(h, page, npages, h->lazy_purge ? MR_FREE_UNCLEAN : 0, ms_of(now_ns));
 	} else {
 		free_range(h, page, npages, MR_FREE_UNCLEAN | MR_FREE_DIRTY, ms_of(now_ns));
@@ -862,16 +852,6 @@ static void buddy_free(struct mr_heap *h, uint32_t page, uint32_t npages, bool p
 	}
 	account(h, r, -(int64_t)npages);
 	purges_due(h, now_ns);
-}
-
-void mr_buddy_free(struct mr_heap *h, uint32_t page, uint32_t npages)
-{
-	buddy_free(h, page, npages, false);
-}
-
-void mr_buddy_free_purge(struct mr_heap *h, uint32_t page, uint32_t npages)
-{
-	buddy_free(h, page, npages, true);
 }
 
 bool mr_buddy_grow(struct mr_heap *h, uint32_t page, uint32_t old_npages, uint32_t new_npages)

@@ -153,9 +153,6 @@ uint32_t mr_buddy_alloc(struct mr_heap *h, uint32_t npages, uint32_t align_order
 #define MR_FIRST_FIT_HEADS 4096u
 uint32_t mr_buddy_alloc_first_fit(struct mr_heap *h, uint32_t npages, uint32_t node) MR_HIDDEN;
 void mr_buddy_free(struct mr_heap *h, uint32_t page, uint32_t npages) MR_HIDDEN;
-/* The same, the pages given back to the OS first (the caller knows them idle): the
- * block goes on its list clean (MR_FREE_UNCLEAN with lazy purges). */
-void mr_buddy_free_purge(struct mr_heap *h, uint32_t page, uint32_t npages) MR_HIDDEN;
 /* Grow [page, page + old) to new pages in place if the pages after it are free. */
 bool mr_buddy_grow(struct mr_heap *h, uint32_t page, uint32_t old_npages,
 		   uint32_t new_npages) MR_HIDDEN;

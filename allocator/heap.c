@@ -146,14 +146,11 @@ uint32_t mr_heap_alloc_big(uint32_t npages, enum mr_temp temp)
 			   temp == MR_TEMP_NORMAL && npages >= MR_FIRST_FIT_MIN_PAGES);
 }
 
-void mr_heap_free_pages(uint32_t page, uint32_t npages, bool purge)
+void mr_heap_free_pages(uint32_t page, uint32_t npages)
 {
 	mr_os_lock(&heap_lock);
 	mr_heap.spans[page].kind = MR_SPAN_NONE;
-	if (purge)
-		mr_buddy_free_purge(&mr_heap, page, npages);
-	else
-		mr_buddy_free(&mr_heap, page, npages);
+	mr_buddy_free(&mr_heap, page, npages);
 	mr_stats_publish(&mr_heap);
 	pthread_mutex_unlock(&heap_lock);
 }

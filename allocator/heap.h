@@ -31,8 +31,7 @@ uint32_t mr_heap_alloc_slab(unsigned cls, enum mr_temp temp) MR_HIDDEN;
  * Not for spans that grow: first fit leaves no free pages after them. */
 #define MR_FIRST_FIT_MIN_PAGES 256u
 uint32_t mr_heap_alloc_big(uint32_t npages, enum mr_temp temp) MR_HIDDEN;
-/* Pages of a slab back to the heap; @purge: given back to the OS first. */
-void mr_heap_free_pages(uint32_t page, uint32_t npages, bool purge) MR_HIDDEN;
+void mr_heap_free_pages(uint32_t page, uint32_t npages) MR_HIDDEN;
 /* A run of @nregions whole regions aligned to @align_regions; its first page. */
 uint32_t mr_heap_alloc_huge(uint32_t nregions, uint32_t align_regions, enum mr_temp temp) MR_HIDDEN;
 /* Free a large or huge span, or resize it in place to @npages (false: it cannot). */

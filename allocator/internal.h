@@ -107,9 +107,6 @@ static inline uint32_t mr_pages_order(uint32_t npages)
 /* "sizeclass.c" */
 #define MR_NR_CLASSES 72
 #define MR_SMALL_MAX 32768
-/* The class of objects of a page (4096 bytes), the first of those of a page or more
- * (test-sizeclass checks it). */
-#define MR_CLASS_PAGE 47
 extern const uint32_t mr_class_size[MR_NR_CLASSES] MR_HIDDEN;
 extern const uint8_t mr_class_slab_order[MR_NR_CLASSES] MR_HIDDEN;
 extern const uint8_t mr_class_small[1024 / 16 + 1] MR_HIDDEN;

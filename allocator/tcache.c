@@ -289,15 +289,14 @@ static void partial_add(struct mr_bin *b, struct mr_span *s)
 	s->flags |= MR_SLAB_PARTIAL;
 }
 
-/* Empty slab @s back to the page heap; @purge: its pages to the OS first. */
-static void slab_release(struct mr_span *s, bool purge)
+static void slab_release(struct mr_span *s)
 {
 	uint32_t i;
 
 	/* Interior pages stop looking like a slab's before the pages go back. */
 	for (i = 1; i < mr_class_pages(s->cls); i++)
 		s[i].kind = MR_SPAN_NONE;
-	mr_heap_free_pages(span_page(s), mr_class_pages(s->cls), purge);
+	mr_heap_free_pages(span_page(s), mr_class_pages(s->cls));
 }
 
 static void set_current(struct mr_bin *b, struct mr_span *s);
@@ -315,7 +314,7 @@ void mr_local_free_slow(struct mr_bin *b, struct mr_span *s, void *p)
 	if (--s->used == 0) {
 		if (s->flags & MR_SLAB_PARTIAL)
 			partial_del(b, s);
-		slab_release(s, false);
+		slab_release(s);
 		return;
 	}
 	if (!(s->flags & MR_SLAB_PARTIAL))
@@ -701,13 +700,12 @@ static void bin_retire_current(struct mr_bin *b)
 
 	b->cur = NULL;
 	b->cur_head = MR_NONE;
-	b->idle_ms = 0;
 	s->flags &= ~MR_SLAB_CURRENT;
 	slab_set_free_head(s, b->free);
 	s->used = (uint16_t)b->cur_used;
 	b->free = NULL;
 	if (s->used == 0)
-		slab_release(s, false);
+		slab_release(s);
 	else if (s->free_list || s->bump < slab_capacity(s))
 		partial_add(b, s);
 }
@@ -719,7 +717,6 @@ static void set_current(struct mr_bin *b, struct mr_span *s)
 	b->cur = s;
 	b->cur_head = (uint32_t)(s - mr_spans);
 	b->cur_used = s->used;
-	b->idle_ms = 0;
 	b->free = slab_free_head(s);
 	s->free_list = 0;
 	s->flags |= MR_SLAB_CURRENT;
@@ -948,51 +945,6 @@ static bool slab_written_whole(const struct mr_span *cur)
 	return mr_os_resident_pages(mr_page_addr(span_page(cur)), npages) >= npages - npages / 16;
 }
 
-/* A thread is about to make a slab: the current slabs of its other bins of objects
- * of a page or more that have been empty for the dirty share's age (10 ms, or the
- * decay delay if shorter: mimalloc's purge delay) go back to the page heap, their
- * pages to the OS (they hold nothing). A program's buffers of 4-32 KiB come and go
- * in two dozen classes, and each class kept its slab resident for its last buffer,
- * where no other size could reuse it: git log -p held 2.4 MiB of such slabs with
- * nothing live after 20 commits (a walk of the heap at exit). Released without the
- * purge, the pages stayed resident in the page heap while the next slabs were made
- * elsewhere: alloc-bench's server went from 14 to 24 MiB. Released at once (the
- * first time found empty), a loop that frees a buffer and allocates one of another
- * class made and released a slab each time: server 4 times slower. Timed from the
- * first time found empty, so only a slab idle across slabs made is released; a
- * thread that makes no slab reads no clock here. */
-static void release_idle_slabs(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
-{
-	uint32_t now = 0;
-
-	for (unsigned c = MR_CLASS_PAGE; c < MR_NR_CLASSES; c++) {
-		struct mr_bin *ob = &tc->bins[temp][c];
-
-		if (!ob->cur || c == cls)
-			continue;
-		if (ob->cur_used) {
-			ob->idle_ms = 0;
-			continue;
-		}
-		if (!now)
-			now = (uint32_t)(mr_os_now_ns() / 1000000) | 1;
-		if (!ob->idle_ms) {
-			ob->idle_ms = now;
-		} else if (now - ob->idle_ms >= mr_heap.dirty_age_ms) {
-			struct mr_span *s = ob->cur;
-
-			/* every object free: the bin's list (all of them) goes with it */
-			ob->cur = NULL;
-			ob->cur_head = MR_NONE;
-			ob->free = NULL;
-			ob->idle_ms = 0;
-			s->flags &= ~MR_SLAB_CURRENT;
-			s->used = 0;
-			slab_release(s, true);
-		}
-	}
-}
-
 /* The bin ran dry. In that order: remote frees to this cache; the lowest slab with
  * room among the current and partial ones (lowest first: high regions drain); the
  * stash; exited threads' slabs; live threads' inboxes; a new slab (from the lowest
@@ -1015,7 +967,6 @@ void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 	}
 	if (!b->free) {
 		remote_flush(tc);	/* the heap grows: what this thread holds goes back */
-		release_idle_slabs(tc, cls, temp);
 		s = slab_new(tc, cls, temp);
 		if (!s)
 			return NULL;

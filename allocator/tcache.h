@@ -19,9 +19,6 @@ struct mr_bin {
 	uint32_t cur_head;		/* the current slab's first page, or MR_NONE */
 	struct mr_span *cur;
 	uint32_t partial;		/* first slab page of the partial list, or MR_NONE */
-	/* When the current slab was first found empty as the thread made a slab (ms,
-	 * | 1; tcache.c, release_idle_slabs), 0 if it was not. */
-	uint32_t idle_ms;
 };
 
 /* A row of bins per temperature is a page (MR_NR_CLASSES of its 128 used), so that

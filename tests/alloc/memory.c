@@ -696,69 +696,6 @@ static int mode_layout(void)
 	return aligned >= 48 ? 0 : 1;
 }
 
-/* Pages of [p, p + len) resident (mincore). */
-static size_t resident_of(const void *p, size_t len)
-{
-	unsigned char vec[64];
-	size_t n = len / 4096, r = 0;
-
-	if (n > sizeof(vec) || mincore((void *)p, len, vec) != 0)
-		FAIL("mincore(%p, %zu): %s", p, len, strerror(errno));
-	for (size_t i = 0; i < n; i++)
-		r += vec[i] & 1;
-	return r;
-}
-
-/* A slab of objects of a page or more, empty and idle, goes back to the OS when its
- * thread next makes a slab (tcache.c, release_idle_slabs): a buffer of 8 KiB written
- * whole and freed, then 20 ms, then buffers of two other classes (each the first of
- * its class: a slab made for each; the first finds the empty slab, the second 10 ms
- * later releases it). The buffer's second page, which no slab made since writes, is
- * not resident then; it was before. And not at once: a buffer of 5 KiB freed and one
- * of 9 KiB made in a loop (a slab each time, were it released the first time found
- * empty) keep the same two addresses and what was written there. */
-static int mode_idle_slab(void)
-{
-	char *p = malloc(8192), *q, *r;
-	void *a, *b, *a2, *b2;
-
-	if (!p || !in_memreg(p) || ((uintptr_t)p & 4095))
-		FAIL("idle-slab: malloc(8192) = %p, want a page-aligned object of libmemreg", p);
-	memset(p, 1, 8192);
-	free(p);
-	if (resident_of(p, 8192) != 2)
-		FAIL("idle-slab: the freed buffer's pages not resident before any slab is made");
-	q = malloc(20000);	/* a slab: finds p's empty */
-	sleep_ms(20);
-	r = malloc(12000);	/* a slab, 20 ms later: releases it */
-	if (!q || !r)
-		FAIL("idle-slab: malloc failed");
-	printf("idle-slab: the freed 8 KiB buffer's second page resident: %zu\n",
-	       resident_of(p + 4096, 4096));
-	if (resident_of(p + 4096, 4096) != 0)
-		FAIL("idle-slab: an 8 KiB buffer's slab, empty for 20 ms across two slabs made, "
-		     "still resident");
-	free(q);
-	free(r);
-	a = malloc(5000);
-	memset(a, 7, 5000);
-	free(a);
-	b = malloc(9000);	/* a slab: finds a's empty */
-	memset(b, 7, 9000);
-	free(b);
-	for (int i = 0; i < 200; i++) {
-		a2 = malloc(5000);
-		b2 = NULL;
-		if (a2 != a || ((char *)a2)[4000] != 7 || (b2 = malloc(9000)) != b ||
-		    ((char *)b2)[8000] != 7)
-			FAIL("idle-slab: round %d: 5000 and 9000 bytes at %p and %p (first at %p and "
-			     "%p), their data gone: a slab released and made again", i, a2, b2, a, b);
-		free(a2);
-		free(b2);
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -794,8 +731,6 @@ int main(int argc, char **argv)
 		return mode_span_cache(false);
 	if (!strcmp(m, "span-cache-single"))
 		return mode_span_cache(true);
-	if (!strcmp(m, "idle-slab"))
-		return mode_idle_slab();
-	fprintf(stderr, "usage: memory trim|decay|calloc|calloc-purged|info GOFILE|cost|prefault|refill|no-free|new-max|realloc-move|layout|span-cache|span-cache-single|idle-slab\n");
+	fprintf(stderr, "usage: memory trim|decay|calloc|calloc-purged|info GOFILE|cost|prefault|refill|no-free|new-max|realloc-move|layout|span-cache|span-cache-single\n");
 	return 2;
 }

@@ -41,9 +41,6 @@ run no-free "$PROG" no-free
 run new-max MEMREG_DECAY_MS=600000 MEMREG_DIRTY_PCT=0 "$PROG" new-max
 # realloc moves a big span's pages rather than copying them (os.c).
 run realloc-move MEMREG_NUMA=0 "$PROG" realloc-move
-# An empty slab of objects of a page or more, idle while its thread makes slabs,
-# goes back to the OS (tcache.c); not one freed and remade in a loop.
-run idle-slab "$PROG" idle-slab
 # The space left below the arena's reservations stays aligned (os.c).
 run layout "$PROG" layout
 run calloc "$PROG" calloc
