@@ -453,22 +453,28 @@ static void rbatch_put(struct mr_tcache *tc, struct mr_rbatch *b)
 	pthread_mutex_unlock(&rbatch_lock);
 }
 
+/* Batches @head..@tail, linked, onto the lock-free stack at @top: one push. */
+static void rbatch_stack_push(_Atomic(struct mr_rbatch *) *top, struct mr_rbatch *head,
+			      struct mr_rbatch *tail)
+{
+	struct mr_rbatch *old = atomic_load_explicit(top, memory_order_relaxed);
+
+	do {
+		tail->next = old;
+	} while (!atomic_compare_exchange_weak_explicit(top, &old, head, memory_order_release,
+							memory_order_relaxed));
+}
+
 /* Batch @b, emptied by @tc (its owner), back to the cache that filled it. */
 static void rbatch_return(struct mr_tcache *tc, struct mr_rbatch *b)
 {
 	struct mr_tcache *from = b->from;
-	struct mr_rbatch *old;
 
 	if (from == tc) {
 		rbatch_put(tc, b);
 		return;
 	}
-	old = atomic_load_explicit(&from->returned, memory_order_relaxed);
-	do {
-		b->next = old;
-	} while (!atomic_compare_exchange_weak_explicit(&from->returned, &old, b,
-							memory_order_release,
-							memory_order_relaxed));
+	rbatch_stack_push(&from->returned, b, b);
 }
 
 /* Whether @p, freed by another thread, is free already: the key says so (it is
@@ -501,13 +507,7 @@ static void inbox_push(struct mr_tcache *owner, void *p)
 static void inbox_push_batches(struct mr_tcache *owner, struct mr_rbatch *head,
 			       struct mr_rbatch *tail, uint32_t n)
 {
-	struct mr_rbatch *old = atomic_load_explicit(&owner->inbox_batches, memory_order_relaxed);
-
-	do {
-		tail->next = old;
-	} while (!atomic_compare_exchange_weak_explicit(&owner->inbox_batches, &old, head,
-							memory_order_release,
-							memory_order_relaxed));
+	rbatch_stack_push(&owner->inbox_batches, head, tail);
 	atomic_fetch_add_explicit(&owner->inbox_nbatches, n, memory_order_relaxed);
 }
 
