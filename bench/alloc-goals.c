@@ -29,10 +29,11 @@
 #define GOAL_RSS 1.00		/* geomean of the peak RSS ratios, at most */
 #define GOAL_RSS_EACH 1.05	/* every workload's peak RSS ratio, at most */
 
-/* One allocator's runs of one workload, by round (0: no run that round). */
+/* One allocator's runs of one workload, by round. */
 struct runs {
 	double sec[MAX_ROUNDS];
 	double kib[MAX_ROUNDS];
+	bool ran[MAX_ROUNDS];
 	unsigned next;		/* the round of a line without round=, less 1 */
 };
 
@@ -105,11 +106,12 @@ static int parse_line(char *line, const char *path, unsigned lineno)
 	if (round > MAX_ROUNDS)
 		return mr_error(-EINVAL, "%s:%u: more than %u rounds of %s", path, lineno,
 				MAX_ROUNDS, name);
-	if (r->sec[round - 1] > 0 || r->kib[round - 1] > 0)
+	if (r->ran[round - 1])
 		return mr_error(-EINVAL, "%s:%u: %s has round %lu of %s twice", path, lineno, label,
 				round, name);
 	r->sec[round - 1] = s;
 	r->kib[round - 1] = k;
+	r->ran[round - 1] = true;
 	r->next = (unsigned)round;
 	return 0;
 }
@@ -148,8 +150,7 @@ static bool cell_of(const struct workload *w, bool kib, struct cell *c)
 	for (i = 0; i < MAX_ROUNDS; i++) {
 		double a = kib ? w->side[0].kib[i] : w->side[0].sec[i];
 		double b = kib ? w->side[1].kib[i] : w->side[1].sec[i];
-		bool ran_a = w->side[0].sec[i] > 0 || w->side[0].kib[i] > 0;
-		bool ran_b = w->side[1].sec[i] > 0 || w->side[1].kib[i] > 0;
+		bool ran_a = w->side[0].ran[i], ran_b = w->side[1].ran[i];
 
 		if (ran_a)
 			g[ng++] = a;
