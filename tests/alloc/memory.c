@@ -461,14 +461,27 @@ static int mode_prefault(void)
 	 * the last is past the last object) when the bin needs a second: the second and
 	 * third are prefaulted. 7000 bytes (class 7168) written in part: never. */
 	dense = pf_objects(6000, 30, 1);
+	/* Populated as they are handed out, not the slab whole: the fourth slab's
+	 * first object covers its first 2 pages, and the other 14 stay untouched. */
+	char *next = malloc(6000);
+	unsigned char vec[16];
+	int ahead = 0;
+
+	if (!next || ((uintptr_t)next & 65535) != 0)
+		FAIL("prefault: the 31st object of 6000 B at %p: not the start of a new slab", (void *)next);
+	if (mincore(next, 65536, vec) != 0)
+		FAIL("mincore(%p): %s", (void *)next, strerror(errno));
+	for (int k = 2; k < 16; k++)
+		ahead += vec[k] & 1;
 	sparse = pf_objects(7000, 27, 0);
-	if (dense != 20 || sparse != 0)
+	if (dense != 20 || ahead != 0 || sparse != 0)
 		FAIL("prefault: slab objects resident at malloc: %d of 30 written whole "
-		     "(want 20), %d of 27 written in part (want 0)", dense, sparse);
+		     "(want 20), %d pages of the next slab past its one object (want 0), "
+		     "%d of 27 written in part (want 0)", dense, ahead, sparse);
 	printf("prefault: spans resident at malloc: 33 of 40 written whole, 12 and 0 of the "
 	       "next 12 and 32 written in part, 0 of 64 of a site never writing them whole "
-	       "(RSS +%.2f MiB); slab objects: 20 of 30 written whole, 0 of 27 in part\n",
-	       rss1 - rss0);
+	       "(RSS +%.2f MiB); slab objects: 20 of 30 written whole, none of the next "
+	       "slab's pages past its one object, 0 of 27 in part\n", rss1 - rss0);
 	return 0;
 }
 
