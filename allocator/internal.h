@@ -85,6 +85,7 @@ _Static_assert(sizeof(struct mr_span) == 32, "struct mr_span is 32 bytes");
 					 * past its bump still are not (tcache.c, slab_extend) */
 #define MR_SLAB_AHEAD 64u		/* fresh, its bin's slab before handed out whole:
 					 * populated ahead of the writes (tcache.c, slab_extend) */
+#define MR_SLAB_SPARE 256u		/* empty, kept as its bin's spare (tcache.c) */
 #define MR_SPAN_ZEROED 1u		/* large or huge head: every page read zero when
 					 * handed out (calloc need not clear it) */
 #define MR_SPAN_PURGE_AT_FREE 16u	/* large head: bigger than every span purged at its

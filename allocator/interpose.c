@@ -320,7 +320,7 @@ static inline void free_inline(void *p)
 				b->cur_used--;
 				return;
 			}
-			mr_local_free_slow(b, &mr_spans[s->head], p);
+			mr_local_free_slow(tc, b, &mr_spans[s->head], p);
 			return;
 		}
 		mr_remote_free(tc, s, p);	/* the owner is the same on every page */
@@ -558,13 +558,15 @@ MR_EXPORT size_t malloc_usable_size(void *p)
 /* glibc's contract: 1 if memory was given back to the OS, 0 if there was none. */
 MR_EXPORT int malloc_trim(size_t pad)
 {
+	bool spares;
+
 	(void)pad;
 	if (!mr_ready())
 		return 0;
-	mr_remote_flush();	/* this thread's remote frees not sent yet */
+	spares = mr_tcache_trim();	/* this thread's remote frees not sent yet, its spare slabs */
 	if (mr_tc)
 		mr_large_cache_flush(&mr_tc->spans);	/* and its cached spans */
-	return mr_heap_trim();
+	return mr_heap_trim() || spares;
 }
 
 /* ---- mallinfo2, mallinfo, malloc_stats, malloc_info: libmemreg's heap ----

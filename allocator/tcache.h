@@ -19,6 +19,7 @@ struct mr_bin {
 	uint32_t cur_head;		/* the current slab's first page, or MR_NONE */
 	struct mr_span *cur;
 	uint32_t partial;		/* first slab page of the partial list, or MR_NONE */
+	uint32_t spare;			/* an empty slab kept for the bin, or MR_NONE */
 };
 
 /* A row of bins per temperature is a page (MR_NR_CLASSES of its 128 used), so that
@@ -43,6 +44,8 @@ struct mr_tcache {
 	struct mr_bin bins[NR_MR_TEMP][MR_BIN_ROW];
 	uint8_t temp;			/* memreg_set_thread_class(): read on every malloc */
 	uint8_t bins_ready;		/* bit t: bins[t] set up (bins_init), else all zero */
+	uint16_t nspares;		/* bins with a spare slab (tcache.c, "spare slabs") */
+	uint32_t spares_due_ms;		/* when the oldest spare is due to go back */
 	_Atomic(void *) inbox;		/* objects of its slabs freed by other threads */
 	/* Batches of such objects (struct mr_rbatch), and about how many wait there. */
 	_Atomic(struct mr_rbatch *) inbox_batches;
@@ -71,13 +74,15 @@ extern __thread uint32_t mr_tc_owner MR_HIDDEN __attribute__((tls_model("initial
 struct mr_tcache *mr_tc_slow(void) MR_HIDDEN;
 void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp) MR_HIDDEN;
 void *mr_small_alloc_shared(unsigned cls, enum mr_temp temp) MR_HIDDEN;
-void mr_local_free_slow(struct mr_bin *b, struct mr_span *s, void *p) MR_HIDDEN;
+void mr_local_free_slow(struct mr_tcache *tc, struct mr_bin *b, struct mr_span *s, void *p) MR_HIDDEN;
 /* Free @p of slab @s, owned by another cache: into a batch of @tc, the calling
  * thread's cache (if NULL, one is made for it; failing that, or while the thread
  * sets up or exits, @p goes onto the owner's object inbox at once). */
 void mr_remote_free(struct mr_tcache *tc, struct mr_span *s, void *p) MR_HIDDEN;
-/* Send the calling thread's batched remote frees to their owners (malloc_trim). */
-void mr_remote_flush(void) MR_HIDDEN;
+/* malloc_trim: send the calling thread's batched remote frees to their owners, and
+ * give its bins' spare slabs back to the page heap (which purges them then, or at
+ * once if they are the biggest freed yet). True if there were spares. */
+bool mr_tcache_trim(void) MR_HIDDEN;
 /* Start-up: the shared cache and the free-list key (the arena published); the
  * thread-exit hook, once, at load. fork: every cache lock. */
 void mr_tcache_init(void) MR_HIDDEN;

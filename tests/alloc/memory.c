@@ -485,6 +485,74 @@ static int mode_prefault(void)
 	return 0;
 }
 
+/* ---- spare slabs (tcache.c) ----
+ * Objects of 27000 bytes: class 29120, 9 to a slab of 256 KiB. Ten make two slabs,
+ * the first full (S1) and the second current; the first's nine freed leave it empty:
+ * the bin keeps it as its spare. A slab of another class (20000 bytes) then comes
+ * from elsewhere, not over S1 (the code before gave S1's pages to it, and the bin's
+ * next slab came from pages never touched); the bin's next slab is S1 again. The
+ * second slab, emptied in turn, is the spare then, and malloc_trim gives it back,
+ * purged. With @wait, the spare has waited past the decay
+ * delay (memory.sh: 100 ms) when the other class asks for a slab: it is back in the
+ * page heap, and that slab is S1 (lowest first). */
+#define SP_SIZE 27000
+#define SP_SLAB (256u << 10)
+
+static int mode_spare(bool wait)
+{
+	char *a[10], *b[9], *s1, *q;	/* a[9]: the second slab's first object */
+	unsigned char vec[SP_SLAB / 4096];
+	int resident = 0, trimmed, i;
+
+	for (i = 0; i < 10; i++)
+		if (!(a[i] = malloc(SP_SIZE)) || !in_memreg(a[i]))
+			FAIL("spare: malloc(%d) #%d: %p", SP_SIZE, i, (void *)a[i]);
+		else
+			memset(a[i], 0x5a, SP_SIZE);
+	s1 = a[0];
+	if (((uintptr_t)s1 & (SP_SLAB - 1)) != 0 || a[8] != s1 + 8 * 29120 ||
+	    (uintptr_t)(a[9] - s1) < SP_SLAB)
+		FAIL("spare: objects of %d B at %p, %p, %p: not a slab of 9 then another",
+		     SP_SIZE, (void *)s1, (void *)a[8], (void *)a[9]);
+	for (i = 0; i < 9; i++)
+		free(a[i]);
+	if (wait)
+		sleep_ms(300);
+	q = malloc(20000);
+	memset(q, 0x5a, 20000);
+	if (wait) {
+		if (q != s1)
+			FAIL("spare-decay: a slab of another class after the decay delay at %p, "
+			     "not over the spare given back at %p", (void *)q, (void *)s1);
+		printf("spare-decay: the spare given back after the delay: the next slab of "
+		       "another class is over it\n");
+		return 0;
+	}
+	if ((uintptr_t)(q - s1) < SP_SLAB)
+		FAIL("spare: a slab of another class at %p, over the emptied slab at %p",
+		     (void *)q, (void *)s1);
+	for (i = 0; i < 9; i++)
+		b[i] = malloc(SP_SIZE);	/* 8 fill the current slab, the ninth opens S1 again */
+	if (b[8] != s1)
+		FAIL("spare: the bin's next slab at %p, not its spare at %p", (void *)b[8], (void *)s1);
+	for (i = 0; i < 8; i++)
+		free(b[i]);
+	free(a[9]);	/* the second slab's last: it is the spare now (S1 is current) */
+	trimmed = malloc_trim(0);
+	if (mincore(a[9], SP_SLAB, vec) != 0)
+		FAIL("mincore(%p): %s", (void *)a[9], strerror(errno));
+	for (i = 0; i < (int)(SP_SLAB / 4096); i++)
+		resident += vec[i] & 1;
+	if (trimmed != 1 || resident != 0)
+		FAIL("spare: after malloc_trim (returned %d), %d pages of the spare resident "
+		     "(want 1 and 0)", trimmed, resident);
+	printf("spare: an emptied slab kept for its bin: another class's slab not over it, "
+	       "the bin's next slab is it, malloc_trim gives it back\n");
+	free(q);
+	free(b[8]);
+	return 0;
+}
+
 /* Not a test: the CPU cost of one 40 KiB malloc+free (ns), for MEMREG_EXPORT_STATS. */
 static int mode_cost(void)
 {
@@ -744,6 +812,10 @@ int main(int argc, char **argv)
 		return mode_span_cache(false);
 	if (!strcmp(m, "span-cache-single"))
 		return mode_span_cache(true);
-	fprintf(stderr, "usage: memory trim|decay|calloc|calloc-purged|info GOFILE|cost|prefault|refill|no-free|new-max|realloc-move|layout|span-cache|span-cache-single\n");
+	if (!strcmp(m, "spare"))
+		return mode_spare(false);
+	if (!strcmp(m, "spare-decay"))
+		return mode_spare(true);
+	fprintf(stderr, "usage: memory trim|decay|calloc|calloc-purged|info GOFILE|cost|prefault|refill|no-free|new-max|realloc-move|layout|span-cache|span-cache-single|spare|spare-decay\n");
 	return 2;
 }

@@ -4,6 +4,7 @@
 # dirty share and at malloc_trim (which says whether it released), calloc of fresh or
 # MADV_DONTNEED-purged pages without writing them, calloc after a MADV_FREE purge
 # returning zeros; large spans prefaulted only for a call site that writes them whole;
+# an emptied slab kept for its bin until the delay or malloc_trim;
 # mallinfo2, malloc_stats and malloc_info answering for libmemreg's heap, with the
 # numbers of `memregctl alloc-stats`; the program's own mappings after the set-up
 # keeping their alignment.
@@ -48,6 +49,10 @@ run calloc "$PROG" calloc
 # malloc_trim and a thread's exit give them back.
 run span-cache-single "$PROG" span-cache-single
 run span-cache "$PROG" span-cache
+# A slab emptied is kept for its bin (tcache.c, spare slabs) until the decay delay or
+# malloc_trim.
+run spare MEMREG_DIRTY_PCT=0 "$PROG" spare
+run spare-decay MEMREG_DIRTY_PCT=0 "$PROG" spare-decay
 run calloc-dontneed "$PROG" calloc-purged
 run calloc-madv-free MEMREG_MADV_FREE=1 "$PROG" calloc-purged
 # Large spans prefaulted only for a call site that writes them whole (large.c).

@@ -499,6 +499,23 @@ static int mode_misuse_child(const char *what)
 		free(p);
 		free(p);
 		(void)keep;
+	} else if (!strcmp(what, "spare-double") || !strcmp(what, "spare-remote-double")) {
+		/* Nine objects of 27000 B fill a slab of 256 KiB and a tenth opens the
+		 * next: the first freed whole is kept as its bin's spare (tcache.c),
+		 * where a free again must not count it used once more. */
+		char *o[10];
+		pthread_t t;
+
+		for (int i = 0; i < 10; i++)
+			o[i] = malloc(27000);
+		for (int i = 0; i < 9; i++)
+			free(o[i]);
+		if (!strcmp(what, "spare-double")) {
+			free(o[4]);
+		} else {
+			pthread_create(&t, NULL, remote_free_thread, o[4]);
+			pthread_join(t, NULL);
+		}
 	} else if (!strcmp(what, "large-double")) {
 		q = malloc(1 << 20);
 		free(q);
@@ -563,6 +580,8 @@ static int mode_misuse(void)
 	expect_abort("misuse-child", "double-later",
 		     "libmemreg: malloc(): double free or corrupted free list detected\n");
 	expect_abort("misuse-child", "interior", "libmemreg: free(): invalid pointer\n");
+	expect_abort("misuse-child", "spare-double", "libmemreg: free(): double free detected\n");
+	expect_abort("misuse-child", "spare-remote-double", "libmemreg: free(): double free detected\n");
 	expect_abort("misuse-child", "large-double", "libmemreg: free(): double free or invalid pointer\n");
 	expect_abort("misuse-child", "span-double", "libmemreg: free(): double free or invalid pointer\n");
 	expect_abort("misuse-child", "span-remote-double",
