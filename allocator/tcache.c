@@ -1,7 +1,8 @@
 /* Thread caches and slabs: per thread, per temperature and size class, a bin of free
- * objects from its current slab; partial slabs lowest address first; frees from
- * other threads in batches to the owner's inbox; exited threads' caches parked for
- * whoever allocates next. Slabs come from the page heap (heap.c). */
+ * objects from its current slab; partial slabs lowest address first; an emptied slab
+ * kept as the bin's spare for the decay delay; frees from other threads in batches
+ * to the owner's inbox; exited threads' caches parked for whoever allocates next.
+ * Slabs come from the page heap (heap.c). */
 #include "config.h"
 
 #include <pthread.h>
@@ -302,6 +303,7 @@ static void slab_release(struct mr_span *s)
 
 static void set_current(struct mr_tcache *tc, struct mr_bin *b, struct mr_span *s);
 static void slab_extend(struct mr_bin *b, struct mr_span *s);
+static bool slab_lower_free(unsigned cls, enum mr_temp temp, uint32_t page);
 
 /* ---- spare slabs ----
  * A slab whose last object is freed, when it is not its bin's current one, is kept
@@ -393,7 +395,7 @@ static bool spare_take(struct mr_tcache *tc, struct mr_bin *b, unsigned cls, enu
 	if (b->spare == MR_NONE)
 		return false;
 	s = &mr_spans[b->spare];
-	if (mr_heap_lower_free(mr_class_slab_order[cls], temp, b->spare)) {
+	if (slab_lower_free(cls, temp, b->spare)) {
 		spare_release(tc, b);
 		return false;
 	}
@@ -822,8 +824,8 @@ static void slab_extend(struct mr_bin *b, struct mr_span *s)
 }
 
 /* The bin's current slab (there is one) stops being current: it keeps what is left
- * of the bin's list, and goes back to the heap if empty, else to the partial list
- * if it has room. */
+ * of the bin's list, and if empty becomes the bin's spare (or goes back to the
+ * heap), else goes to the partial list if it has room. */
 static void bin_retire_current(struct mr_tcache *tc, struct mr_bin *b)
 {
 	struct mr_span *s = b->cur;
