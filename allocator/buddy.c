@@ -266,11 +266,6 @@ static void purges_check(struct mr_heap *h)
 		purges_due(h, h->ops->now_ns());
 }
 
-static uint32_t ms_of(uint64_t ns)
-{
-	return (uint32_t)(ns / 1000000u);
-}
-
 /* The decay delay in ms as free blocks count it (their clock wraps after 2^32 ms). */
 static uint32_t decay_ms(const struct mr_heap *h)
 {
@@ -305,7 +300,7 @@ static uint64_t purge_runs(struct mr_heap *h, uint32_t r, uint64_t now_ns, enum 
 			   uint64_t *next)
 {
 	const struct mr_region_info *ri = &h->regions[r];
-	uint32_t k, p, now = ms_of(now_ns), decay = decay_ms(h);
+	uint32_t k, p, now = mr_ms_of(now_ns), decay = decay_ms(h);
 	bool lazy = mode != PURGE_ALL && h->lazy_purge;
 	uint64_t given = 0;
 
@@ -845,9 +840,9 @@ void mr_buddy_free(struct mr_heap *h, uint32_t page, uint32_t npages)
 	uint64_t now_ns = h->ops->now_ns();
 
 	if (purge_new_max(h, page, npages)) {
-		free_range(h, page, npages, h->lazy_purge ? MR_FREE_UNCLEAN : 0, ms_of(now_ns));
+		free_range(h, page, npages, h->lazy_purge ? MR_FREE_UNCLEAN : 0, mr_ms_of(now_ns));
 	} else {
-		free_range(h, page, npages, MR_FREE_UNCLEAN | MR_FREE_DIRTY, ms_of(now_ns));
+		free_range(h, page, npages, MR_FREE_UNCLEAN | MR_FREE_DIRTY, mr_ms_of(now_ns));
 		runs_schedule(h, r, now_ns);
 	}
 	account(h, r, -(int64_t)npages);

@@ -99,6 +99,13 @@ _Static_assert(sizeof(struct mr_span) == 32, "struct mr_span is 32 bytes");
 					 * clean, or purged with MADV_FREE (never clean) */
 #define MR_FREE_DIRTY 8u		/* freed with its data, not purged yet */
 
+/* A reading of the decay clock (ns) in ms, as free blocks and spare slabs keep
+ * their times in freed_ms (wraps after 2^32 ms, about 49 days). */
+static inline uint32_t mr_ms_of(uint64_t ns)
+{
+	return (uint32_t)(ns / 1000000u);
+}
+
 /* The buddy order of a span of @npages pages: the smallest block that holds it. */
 static inline uint32_t mr_pages_order(uint32_t npages)
 {

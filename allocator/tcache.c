@@ -305,6 +305,16 @@ static void set_current(struct mr_tcache *tc, struct mr_bin *b, struct mr_span *
 static void slab_extend(struct mr_bin *b, struct mr_span *s);
 static bool slab_lower_free(unsigned cls, enum mr_temp temp, uint32_t page);
 
+/* Slab @s starts empty, with @flags: nothing handed out, no free list (its used
+ * count over the page count the heap wrote, mr_span_pages). */
+static void slab_start(struct mr_span *s, uint16_t flags)
+{
+	s->flags = flags;
+	s->used = 0;
+	s->bump = 0;
+	s->free_list = 0;
+}
+
 /* ---- spare slabs ----
  * A slab whose last object is freed, when it is not its bin's current one, is kept
  * as the bin's spare (one a bin) rather than given back to the page heap at once.
@@ -317,11 +327,6 @@ static bool slab_lower_free(unsigned cls, enum mr_temp temp, uint32_t page);
  * the thread makes a spare or needs a new slab, and at the thread's exit and its
  * malloc_trim; and when the bin takes it again but the heap has room in a region
  * below (lowest first). A free into a spare is a double free. */
-static uint32_t now_ms(void)
-{
-	return (uint32_t)(mr_os_now_ns() / 1000000u);
-}
-
 static void spare_release(struct mr_tcache *tc, struct mr_bin *b)
 {
 	struct mr_span *s = &mr_spans[b->spare];
@@ -362,7 +367,7 @@ static void spares_check(struct mr_tcache *tc)
 
 	if (!tc->nspares)
 		return;
-	now = now_ms();
+	now = mr_ms_of(mr_os_now_ns());
 	if ((int32_t)(now - tc->spares_due_ms) >= 0)
 		spares_release(tc, now, (uint32_t)MR_OPT(decay_ms));
 }
@@ -376,7 +381,7 @@ static void slab_empty(struct mr_tcache *tc, struct mr_bin *b, struct mr_span *s
 		slab_release(s);
 		return;
 	}
-	now = now_ms();
+	now = mr_ms_of(mr_os_now_ns());
 	b->spare = span_page(s);
 	s->flags |= MR_SLAB_SPARE;
 	s->freed_ms = now;
@@ -401,10 +406,7 @@ static bool spare_take(struct mr_tcache *tc, struct mr_bin *b, unsigned cls, enu
 	}
 	b->spare = MR_NONE;
 	tc->nspares--;
-	s->flags = 0;		/* resident: neither fresh nor ahead */
-	s->used = 0;
-	s->bump = 0;
-	s->free_list = 0;
+	slab_start(s, 0);	/* resident: neither fresh nor ahead */
 	set_current(tc, b, s);
 	slab_extend(b, s);
 	return true;
@@ -864,7 +866,7 @@ static struct mr_span *slab_new(struct mr_tcache *tc, unsigned cls, enum mr_temp
 	if (page == MR_NONE)
 		return NULL;
 	s = &mr_spans[page];
-	s->flags = s->flags & MR_SPAN_ZEROED ? MR_SLAB_FRESH : 0;
+	slab_start(s, s->flags & MR_SPAN_ZEROED ? MR_SLAB_FRESH : 0);
 	s->owner = owner;
 	for (i = 1; i < npages; i++) {
 		mr_spans[page + i].head = page;
@@ -873,9 +875,6 @@ static struct mr_span *slab_new(struct mr_tcache *tc, unsigned cls, enum mr_temp
 		mr_spans[page + i].temp = (uint8_t)temp;
 		mr_spans[page + i].owner = owner;
 	}
-	s->used = 0;	/* over the page count the heap wrote (mr_span_pages) */
-	s->bump = 0;
-	s->free_list = 0;
 	return s;
 }
 
