@@ -755,6 +755,7 @@ static int add_target(struct mr_ctl_run *run, const struct mr_target *m)
 	t->own_mon.stop = &t->stop;
 	t->own_mon.target.kind = MR_MON_TARGET_PROCESS;
 	t->own_mon.target.pid = m->pid;
+	t->own_mon.target.starttime_ticks = m->starttime_ticks;
 	t->mon = &t->own_mon;
 	err = mr_act_ctx_init(&t->own_act, run->map, run->set, m->pid, false, run->act.apply);
 	if (err) {

@@ -35,8 +35,10 @@ static int read_entry(int fd, uint64_t addr, long page_bytes, uint64_t *entry)
 
 	if (n < 0)
 		return (int)n;
-	if (n == 0)	/* the address space is gone: the target is exiting */
-		return mr_error(-ESRCH, "pagemap: the target exited");
+	/* the address space this file was opened on is gone: the target exited or
+	 * exec'd (the core tells which, and after an exec calls init again) */
+	if (n == 0)
+		return mr_error(-ESRCH, "pagemap: the target's address space is gone");
 	if (n != sizeof(*entry))
 		return mr_error(-EIO, "pagemap: short read at 0x%llx", (unsigned long long)addr);
 	return 0;

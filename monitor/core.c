@@ -436,6 +436,13 @@ static bool stopped(struct mr_mon_ctx *ctx)
 	return ctx->stop && *ctx->stop;
 }
 
+/* A process target that ended: exited, or its pid is another process's now. */
+static bool target_gone(const struct mr_mon_ctx *ctx)
+{
+	return ctx->target.kind == MR_MON_TARGET_PROCESS && ctx->target.pid > 0 &&
+	       !mr_mon_target_alive(&ctx->target);
+}
+
 /* The kernel aggregates itself (damon) or the data is recorded (replay). */
 static int run_snapshots(struct mr_mon_ctx *ctx, mr_mon_snapshot_fn fn, void *arg)
 {
@@ -443,8 +450,7 @@ static int run_snapshots(struct mr_mon_ctx *ctx, mr_mon_snapshot_fn fn, void *ar
 	int ret = 0;
 
 	while (!stopped(ctx)) {
-		if (ctx->target.kind == MR_MON_TARGET_PROCESS && ctx->target.pid > 0 &&
-		    !mr_mon_process_alive(ctx->target.pid))
+		if (target_gone(ctx))
 			break;
 		if (!ctx->replay_path)
 			sleep_until(next);
@@ -462,6 +468,30 @@ static int run_snapshots(struct mr_mon_ctx *ctx, mr_mon_snapshot_fn fn, void *ar
 		next += ctx->attrs.aggr_us;
 	}
 	return ret > 0 ? 0 : ret;
+}
+
+/*
+ * The target exec'd: its old address space went with the old program, and so did
+ * what a backend opened on it (a pagemap then reads 0 bytes). Start over as
+ * monitoring starts, on the new program: regions made afresh from its mappings,
+ * the backend's cleanup and init (which opens its files again). On an error the
+ * backend is still set up (or half set up by init), as cleanup expects.
+ */
+static int reattach(struct mr_mon_ctx *ctx)
+{
+	struct mr_mon_range *ranges = NULL;
+	size_t nr = 0;
+	int err = get_ranges(ctx, &ranges, &nr);
+
+	if (err)
+		return err;
+	err = mr_mon_init_regions(&ctx->target, ranges, nr, ctx->attrs.min_nr_regions);
+	free(ranges);
+	if (err)
+		return err;
+	if (ctx->ops->cleanup)
+		ctx->ops->cleanup(ctx);
+	return ctx->ops->init ? ctx->ops->init(ctx) : 0;
 }
 
 int mr_mon_run(struct mr_mon_ctx *ctx, mr_mon_snapshot_fn fn, void *arg)
@@ -482,6 +512,8 @@ int mr_mon_run(struct mr_mon_ctx *ctx, mr_mon_snapshot_fn fn, void *arg)
 	err = mr_mon_check_consent(ctx);
 	if (err)
 		return err;
+	/* what tells an exec from an exit or a reused pid later */
+	mr_mon_target_read_starttime(&ctx->target);
 	/* damon's costs a whole kdamond lifecycle; init re-checks what safety needs */
 	if (ctx->ops->selftest && !ctx->selftest_passed) {
 		err = ctx->ops->selftest(ctx);
@@ -515,14 +547,14 @@ int mr_mon_run(struct mr_mon_ctx *ctx, mr_mon_snapshot_fn fn, void *arg)
 	while (!stopped(ctx)) {
 		uint32_t m = 0;
 
-		if (ctx->target.pid > 0 && !mr_mon_process_alive(ctx->target.pid))
+		if (target_gone(ctx))
 			break;
 		mr_mon_pick_sampling_addrs(ctx);
 		if (ctx->ops->prepare) {
 			err = ctx->ops->prepare(ctx);
 			if (err) {
 				/* the target ended between the liveness check and the prepare */
-				if (ctx->target.pid > 0 && !mr_mon_process_alive(ctx->target.pid))
+				if (target_gone(ctx))
 					err = 0;
 				break;
 			}
@@ -532,11 +564,29 @@ int mr_mon_run(struct mr_mon_ctx *ctx, mr_mon_snapshot_fn fn, void *arg)
 		if (stopped(ctx))
 			break;
 		err = ctx->ops->check(ctx, &m);
+		if (err == -ESRCH && ctx->target.kind == MR_MON_TARGET_PROCESS &&
+		    mr_mon_target_execd(&ctx->target)) {
+			/* the interval's samples were of the old program's addresses: not
+			 * reported, as nothing (a controller) must act on them now */
+			err = reattach(ctx);
+			if (err) {
+				if (target_gone(ctx))
+					err = 0;
+				break;
+			}
+			max_nr = 0;
+			aggr_samples = 0;
+			next_sample = mr_mon_now_us();
+			next_aggr = next_sample + ctx->attrs.aggr_us;
+			/* read the mappings again after the next sample too: the exec may
+			 * have been met before it mapped all of the new program */
+			next_update = next_sample;
+			continue;
+		}
 		if (err) {
 			/* the process ended between the liveness check and the read; while it
 			 * exits its stat may still say running, but its mm is gone (-ESRCH) */
-			if (err == -ESRCH ||
-			    (ctx->target.pid > 0 && !mr_mon_process_alive(ctx->target.pid)))
+			if (err == -ESRCH || target_gone(ctx))
 				err = 0;
 			break;
 		}
@@ -562,7 +612,7 @@ int mr_mon_run(struct mr_mon_ctx *ctx, mr_mon_snapshot_fn fn, void *arg)
 			next_update += ctx->attrs.update_us;
 			err = get_ranges(ctx, &ranges, &nr);
 			if (err) {
-				if (ctx->target.pid > 0 && !mr_mon_process_alive(ctx->target.pid))
+				if (target_gone(ctx))
 					err = 0;
 				break;
 			}

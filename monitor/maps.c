@@ -1,5 +1,6 @@
 /* A process's address ranges from /proc/PID/maps, read through the root layer, so
- * monitoring targets follow mmap/munmap as they happen; its clear_refs, written. */
+ * monitoring targets follow mmap/munmap as they happen; its clear_refs, written;
+ * whether it is still the process monitoring began on, exec'd or gone. */
 #include "config.h"
 
 #include <errno.h>
@@ -49,9 +50,25 @@ int mr_mon_read_maps(pid_t pid, struct mr_mon_range **ranges, size_t *nr)
 	return 0;
 }
 
-bool mr_mon_process_alive(pid_t pid)
+void mr_mon_target_read_starttime(struct mr_mon_target *t)
 {
-	return mr_proc_alive(pid);	/* zombies count as gone: their maps are empty */
+	if (t->kind == MR_MON_TARGET_PROCESS && t->pid > 0 && !t->starttime_ticks)
+		mr_proc_starttime(t->pid, &t->starttime_ticks);
+}
+
+bool mr_mon_target_alive(const struct mr_mon_target *t)
+{
+	/* zombies count as gone: their maps are empty */
+	if (t->starttime_ticks)
+		return mr_proc_same(t->pid, t->starttime_ticks) == 0;
+	return mr_proc_alive(t->pid);
+}
+
+bool mr_mon_target_execd(const struct mr_mon_target *t)
+{
+	/* without a start time a reused pid would pass for an exec */
+	return t->starttime_ticks && mr_proc_same(t->pid, t->starttime_ticks) == 0 &&
+	       !mr_proc_exiting(t->pid);
 }
 
 int mr_mon_clear_refs(pid_t pid, const char *what, bool consent)

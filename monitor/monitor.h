@@ -55,6 +55,10 @@ enum mr_mon_target_kind {
 struct mr_mon_target {
 	enum mr_mon_target_kind kind;
 	pid_t pid;			/* MR_MON_TARGET_PROCESS */
+	uint64_t starttime_ticks;	/* the process's start time (/proc/PID/stat field
+					 * 22), which an exec keeps and a later process
+					 * with the same pid does not; 0: mr_mon_run reads
+					 * it when it starts */
 	bool started;			/* memreg started this process (record -- CMD): that is
 					 * consent to change its kernel state (clear_refs) */
 	struct mr_mon_region *regions;	/* sorted by address, never overlapping */
@@ -70,12 +74,17 @@ struct mr_mon_ctx;
  * their own file; NULL means "not needed". All return 0 or -errno with mr_error set.
  *  selftest:   prove the interface works on this kernel, on a page of our own;
  *              -ENOTSUP (with the reason in mr_error) when it does not.
- *  init:       set up for ctx->target (after the core made the initial regions).
+ *  init:       set up for ctx->target (after the core made the initial regions);
+ *              called again, after cleanup, when the target execs.
  *  ranges:     the target's address ranges, sorted (default: /proc/PID/maps).
  *  prepare:    start a sampling interval (e.g. clear the accessed bits).
  *  check:      at the end of it, add 1 to nr_accesses of each region whose
  *              sampled page was accessed; return the max nr_accesses seen.
- *              -ESRCH: the target exited (the end, not an error).
+ *              -ESRCH: the target's address space is gone. The core tells an
+ *              exit (the end, not an error) from an exec (the same process, a
+ *              new program): after an exec it calls cleanup then init again, on
+ *              fresh regions of the new mappings, so files opened on the old
+ *              address space are opened anew, and monitoring goes on.
  *  snapshot:   for backends that aggregate themselves (the kernel's DAMON, a
  *              replayed file): fill the target's regions for this aggregation
  *              interval; the core then does no split/merge. 1 = no more data.
@@ -152,7 +161,11 @@ int mr_mon_aggregate(struct mr_mon_ctx *ctx, uint32_t max_nr_accesses, uint64_t 
 /* Pick a fresh random page in every region (prepare_access_checks). */
 void mr_mon_pick_sampling_addrs(struct mr_mon_ctx *ctx);
 /* Monitor until the target ends, *ctx->stop is set or @fn returns non-zero.
- * Calls the backend's selftest (unless ctx->selftest_passed) and init first. */
+ * Calls the backend's selftest (unless ctx->selftest_passed) and init first. A
+ * process target ends when it exits or its pid belongs to another process (a start
+ * time that differs); one that execs is followed into its new program: the samples
+ * of the aggregation interval in progress go with the old address space, and
+ * monitoring starts over on the new one (fresh regions, the backend's init again). */
 int mr_mon_run(struct mr_mon_ctx *ctx, mr_mon_snapshot_fn fn, void *arg);
 uint64_t mr_mon_now_us(void);
 
@@ -161,7 +174,15 @@ uint64_t mr_mon_now_us(void);
  * joined; PROT_NONE mappings and the kernel's special ones ([vsyscall], [vvar],
  * [vdso]) left out. */
 int mr_mon_read_maps(pid_t pid, struct mr_mon_range **ranges, size_t *nr);
-bool mr_mon_process_alive(pid_t pid);
+/* @t's start time from /proc/PID/stat, unless it has one (left 0 when it is gone). */
+void mr_mon_target_read_starttime(struct mr_mon_target *t);
+/* Is @t still the process monitoring began on: there and not a zombie, and with its
+ * start time when that is known (else another process got the pid)? */
+bool mr_mon_target_alive(const struct mr_mon_target *t);
+/* Did @t exec? Asked when its address space is gone (a backend's check returned
+ * -ESRCH): yes when the process is still @t (its start time known and unchanged)
+ * and not exiting, which would leave it without an address space too. */
+bool mr_mon_target_execd(const struct mr_mon_target *t);
 /* Write @what to /proc/PID/clear_refs: "1" clears the accessed bits (refs), "4" the
  * soft-dirty bits (softdirty). Through the root layer's guard: -EROFS under a fixture
  * root, -EPERM without @consent (mr_mon_target_consent(), or true for our own pid). */

@@ -390,6 +390,7 @@ static int member_start(struct rec_set *rs, const struct mr_target *t)
 	m->ctx.stop = &m->stop;
 	m->ctx.target.kind = MR_MON_TARGET_PROCESS;
 	m->ctx.target.pid = t->pid;
+	m->ctx.target.starttime_ticks = t->starttime_ticks;
 	hdr.kind = MR_MON_TARGET_PROCESS;
 	hdr.pid = t->pid;
 	hdr.attrs = m->ctx.attrs;

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include "common/util.h"
 #include "monitor/monitor.h"
@@ -463,6 +464,135 @@ static void test_run_ends_mid_interval(void **state)
 	assert_int_equal(total, 13);
 }
 
+/* ---- a process target whose address space goes: an exec or its end ---- */
+
+/*
+ * The fake process is this test itself (alive, with a start time). Its "program" is
+ * [0, 64 pages) until check number xf_esrch_at reads its address space gone
+ * (-ESRCH), then [128, 192 pages); xf_reuse_at that check also makes the pid another
+ * process's (the target's start time no longer matches). The run stops itself after
+ * xf_stop_after good samples.
+ *
+ *   exec:    [0 ... 64) s1 s2 s3 | -ESRCH, same process | [128 ... 192) s4 .. s8 stop
+ *   expect:  init, cleanup + init, one snapshot of s4..s8 on [128, 192) only
+ *   reused:  [0 ... 64) s1 s2 s3 | -ESRCH, another process now | the end
+ */
+static unsigned xf_calls, xf_good, xf_inits, xf_cleanups, xf_esrch_at, xf_stop_after;
+static bool xf_execd, xf_reuse;
+static volatile sig_atomic_t xf_stop;
+
+static int xf_ranges(struct mr_mon_ctx *ctx, struct mr_mon_range **ranges, size_t *nr)
+{
+	*ranges = malloc(sizeof(**ranges));
+	assert_non_null(*ranges);
+	(*ranges)[0] = xf_execd ? (struct mr_mon_range){ 128 * P, 192 * P } :
+				  (struct mr_mon_range){ 0, 64 * P };
+	*nr = 1;
+	return 0;
+}
+
+static int xf_init(struct mr_mon_ctx *ctx)
+{
+	xf_inits++;
+	return 0;
+}
+
+static void xf_cleanup(struct mr_mon_ctx *ctx)
+{
+	xf_cleanups++;
+}
+
+static int xf_check(struct mr_mon_ctx *ctx, uint32_t *max_nr)
+{
+	size_t i;
+
+	if (++xf_calls == xf_esrch_at) {
+		if (xf_reuse)
+			ctx->target.starttime_ticks++;	/* another process got the pid */
+		else
+			xf_execd = true;
+		return -ESRCH;
+	}
+	*max_nr = 0;
+	for (i = 0; i < ctx->target.nr_regions; i++) {
+		ctx->target.regions[i].nr_accesses++;
+		if (ctx->target.regions[i].nr_accesses > *max_nr)
+			*max_nr = ctx->target.regions[i].nr_accesses;
+	}
+	if (++xf_good == xf_stop_after)
+		xf_stop = SIGTERM;
+	return 0;
+}
+
+static const struct mr_mon_ops xf_ops = {
+	.name = "fake-process",
+	.default_attrs = { .sample_us = 1000, .aggr_us = 10000000, .update_us = 20000000,
+			   .min_nr_regions = 3, .max_nr_regions = 12 },
+	.ranges = xf_ranges,
+	.init = xf_init,
+	.check = xf_check,
+	.cleanup = xf_cleanup,
+};
+
+static uint64_t xf_lo, xf_hi;	/* the span of the last snapshot's regions */
+
+static int xf_snapshot(struct mr_mon_ctx *ctx, uint64_t time_us, void *arg)
+{
+	const struct mr_mon_target *t = &ctx->target;
+
+	assert_true(t->nr_regions > 0);
+	xf_lo = t->regions[0].start;
+	xf_hi = t->regions[t->nr_regions - 1].end;
+	return record_snapshot(ctx, time_us, arg);
+}
+
+static void run_xf(bool reuse)
+{
+	struct mr_mon_ctx ctx;
+
+	xf_calls = xf_good = xf_inits = xf_cleanups = 0;
+	xf_esrch_at = 4;
+	xf_stop_after = 8;
+	xf_execd = false;
+	xf_reuse = reuse;
+	xf_stop = 0;
+	nr_snaps = 0;
+	mr_mon_ctx_init(&ctx, &xf_ops);
+	ctx.stop = &xf_stop;
+	ctx.target.kind = MR_MON_TARGET_PROCESS;
+	ctx.target.pid = getpid();	/* its start time read by mr_mon_run */
+	assert_int_equal(mr_mon_run(&ctx, xf_snapshot, NULL), 0);
+	assert_true(ctx.target.starttime_ticks > 0);
+	assert_int_equal(ctx.nr_samples, xf_good);
+	mr_mon_ctx_destroy(&ctx);
+}
+
+static void test_run_exec(void **state)
+{
+	run_xf(false);
+	assert_int_equal(xf_good, 8);		/* went on to the stop */
+	assert_int_equal(xf_inits, 2);
+	assert_int_equal(xf_cleanups, 2);
+	assert_int_equal(nr_snaps, 1);
+	assert_int_equal(snaps[0].nr_samples, 5);	/* s4..s8: the old program's not */
+	assert_int_equal(snaps[0].min_nr, 5);
+	assert_int_equal(snaps[0].max_nr, 5);
+	assert_int_equal(xf_lo, 128 * P);	/* the new program's regions only */
+	assert_int_equal(xf_hi, 192 * P);
+}
+
+static void test_run_pid_reused(void **state)
+{
+	run_xf(true);
+	assert_int_equal(xf_calls, 4);		/* ended at the -ESRCH */
+	assert_int_equal(xf_inits, 1);
+	assert_int_equal(xf_cleanups, 1);
+	assert_int_equal(nr_snaps, 1);		/* s1..s3, on [0, 64) */
+	assert_int_equal(snaps[0].nr_samples, 3);
+	assert_int_equal(xf_lo, 0);
+	assert_int_equal(xf_hi, 64 * P);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -475,6 +605,8 @@ int main(void)
 		cmocka_unit_test(test_run_short_target),
 		cmocka_unit_test(test_run_stopped),
 		cmocka_unit_test(test_run_ends_mid_interval),
+		cmocka_unit_test(test_run_exec),
+		cmocka_unit_test(test_run_pid_reused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
