@@ -1,6 +1,8 @@
 #!/bin/sh
 # record --cgroup: a forking workload in a cgroup v2 group gets one record per
-# process, each child's with its accesses, a child that joins later included; then
+# process, each child's with its accesses, a child that joins later included, and
+# recorded across its exec (a subshell for 0.5 s, seen in the cgroup and followed
+# before it execs the workload: its record must go on, not end there); then
 # `memregctl bench -c orig,rec,control --apply` runs rec and control in a fresh
 # cgroup per run (observed "cgroup" in its JSON), rec's run has a record for each
 # child, and no group is left behind.
@@ -26,7 +28,9 @@ phase 6s a seq rw
 EOF2
 
 # the workload: a shell that moves itself into the group, then starts two children
-# at once and a third after 2 s; record follows the group from before it starts
+# at once and a third after 2 s, which execs the workload 0.5 s after its fork
+# (record re-reads the group every 100 ms); record follows the group from before
+# it starts
 start_tickers
 memregctl record --cgroup "$cg" --apply -a 20ms,200ms,1s -o /tmp/r70 2>/tmp/r70.err &
 rec=$!
@@ -37,7 +41,7 @@ sh -c "echo \$\$ >$cg/cgroup.procs
 	memreg-accessgen /tmp/c70 & a=\$!
 	memreg-accessgen /tmp/c70 & b=\$!
 	sleep 2
-	memreg-accessgen /tmp/c70 & c=\$!
+	(usleep 500000; exec memreg-accessgen /tmp/c70) & c=\$!
 	echo \$a \$b \$c >/tmp/c70.pids
 	wait" || fail "the workload failed"
 kill -INT $rec
