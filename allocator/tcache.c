@@ -322,11 +322,11 @@ static void slab_start(struct mr_span *s, uint16_t flags)
  * often another class's slab, whose objects lie at other offsets, and the bin's next
  * slab came from pages never touched: the resident size grew by a slab each time
  * (alloc-bench's server, 4 threads of requests: 14.3 -> 11.9 MiB with the spares;
- * docs/allocator.md, "A bin's spare slab"). A spare goes back to the page heap (dirty, for
- * the heap's own decay) once it has been spare for the decay delay, checked when
- * the thread makes a spare or needs a new slab, and at the thread's exit and its
- * malloc_trim; and when the bin takes it again but the heap has room in a region
- * below (lowest first). A free into a spare is a double free. */
+ * docs/allocator.md, "A bin's spare slab"). A spare goes back to the page heap
+ * (dirty, for the heap's own decay) once it has been spare for the decay delay,
+ * checked when the thread makes a spare or needs a new slab, and at the thread's
+ * exit and its malloc_trim; and when the bin takes it again but the heap has room
+ * in a region below (lowest first). A free into a spare is a double free. */
 static void spare_release(struct mr_tcache *tc, struct mr_bin *b)
 {
 	struct mr_span *s = &mr_spans[b->spare];
