@@ -470,14 +470,8 @@ static int run_snapshots(struct mr_mon_ctx *ctx, mr_mon_snapshot_fn fn, void *ar
 	return ret > 0 ? 0 : ret;
 }
 
-/*
- * The target exec'd: its old address space went with the old program, and so did
- * what a backend opened on it (a pagemap then reads 0 bytes). Start over as
- * monitoring starts, on the new program: regions made afresh from its mappings,
- * the backend's cleanup and init (which opens its files again). On an error the
- * backend is still set up (or half set up by init), as cleanup expects.
- */
-static int reattach(struct mr_mon_ctx *ctx)
+/* The target's regions made afresh from its address ranges, as monitoring starts. */
+static int regions_from_ranges(struct mr_mon_ctx *ctx)
 {
 	struct mr_mon_range *ranges = NULL;
 	size_t nr = 0;
@@ -487,6 +481,20 @@ static int reattach(struct mr_mon_ctx *ctx)
 		return err;
 	err = mr_mon_init_regions(&ctx->target, ranges, nr, ctx->attrs.min_nr_regions);
 	free(ranges);
+	return err;
+}
+
+/*
+ * The target exec'd: its old address space went with the old program, and so did
+ * what a backend opened on it (a pagemap then reads 0 bytes). Start over as
+ * monitoring starts, on the new program: regions made afresh from its mappings,
+ * the backend's cleanup and init (which opens its files again). On an error the
+ * backend is still set up (or half set up by init), as cleanup expects.
+ */
+static int reattach(struct mr_mon_ctx *ctx)
+{
+	int err = regions_from_ranges(ctx);
+
 	if (err)
 		return err;
 	if (ctx->ops->cleanup)
@@ -522,11 +530,7 @@ int mr_mon_run(struct mr_mon_ctx *ctx, mr_mon_snapshot_fn fn, void *arg)
 		ctx->selftest_passed = true;
 	}
 	if (!ctx->ops->snapshot) {
-		err = get_ranges(ctx, &ranges, &nr);
-		if (err)
-			return err;
-		err = mr_mon_init_regions(&ctx->target, ranges, nr, ctx->attrs.min_nr_regions);
-		free(ranges);
+		err = regions_from_ranges(ctx);
 		if (err)
 			return err;
 	}
