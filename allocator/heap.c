@@ -126,7 +126,7 @@ static uint32_t alloc_pages(uint32_t npages, uint32_t align_order, enum mr_temp 
 		mr_spans[page].temp = (uint8_t)temp;
 	}
 	mr_stats_publish(&mr_heap);
-	pthread_mutex_unlock(&heap_lock);
+	mr_os_unlock(&heap_lock);
 	return page;
 }
 
@@ -152,7 +152,7 @@ void mr_heap_free_pages(uint32_t page, uint32_t npages)
 	mr_heap.spans[page].kind = MR_SPAN_NONE;
 	mr_buddy_free(&mr_heap, page, npages);
 	mr_stats_publish(&mr_heap);
-	pthread_mutex_unlock(&heap_lock);
+	mr_os_unlock(&heap_lock);
 }
 
 uint32_t mr_heap_alloc_huge(uint32_t nregions, uint32_t align_regions, enum mr_temp temp)
@@ -165,7 +165,7 @@ uint32_t mr_heap_alloc_huge(uint32_t nregions, uint32_t align_regions, enum mr_t
 		mr_spans[page].temp = (uint8_t)temp;
 	}
 	mr_stats_publish(&mr_heap);
-	pthread_mutex_unlock(&heap_lock);
+	mr_os_unlock(&heap_lock);
 	return page;
 }
 
@@ -182,7 +182,7 @@ void mr_heap_free_span(struct mr_span *s)
 		mr_buddy_free(&mr_heap, page, s->npages);
 	}
 	mr_stats_publish(&mr_heap);
-	pthread_mutex_unlock(&heap_lock);
+	mr_os_unlock(&heap_lock);
 }
 
 bool mr_heap_resize_span(struct mr_span *s, uint64_t npages)
@@ -219,7 +219,7 @@ bool mr_heap_resize_span(struct mr_span *s, uint64_t npages)
 		}
 	}
 	mr_stats_publish(&mr_heap);
-	pthread_mutex_unlock(&heap_lock);
+	mr_os_unlock(&heap_lock);
 	return ok;
 }
 
@@ -237,7 +237,7 @@ bool mr_heap_lower_free(uint32_t order, enum mr_temp temp, uint32_t page)
 	else if (!mr_os_trylock(&heap_lock))
 		return false;
 	lower = mr_buddy_lower_free(&mr_heap, order, temp, r);
-	pthread_mutex_unlock(&heap_lock);
+	mr_os_unlock(&heap_lock);
 	return lower;
 }
 
@@ -250,7 +250,7 @@ bool mr_heap_trim(void)
 	mr_os_lock(&heap_lock);
 	given = mr_buddy_decay(&mr_heap, true);
 	mr_stats_publish(&mr_heap);
-	pthread_mutex_unlock(&heap_lock);
+	mr_os_unlock(&heap_lock);
 	return given != 0;
 }
 
@@ -261,7 +261,17 @@ void mr_heap_lock(void)
 
 void mr_heap_unlock(void)
 {
-	pthread_mutex_unlock(&heap_lock);
+	mr_os_unlock(&heap_lock);
+}
+
+void mr_heap_fork_lock(void)
+{
+	mr_os_fork_lock(&heap_lock);
+}
+
+void mr_heap_fork_unlock(void)
+{
+	mr_os_fork_unlock(&heap_lock);
 }
 
 void mr_heap_totals(struct mr_heap_totals *t)
@@ -271,14 +281,14 @@ void mr_heap_totals(struct mr_heap_totals *t)
 		return;
 	mr_os_lock(&heap_lock);
 	mr_stats_totals(&mr_heap, t);
-	pthread_mutex_unlock(&heap_lock);
+	mr_os_unlock(&heap_lock);
 }
 
 void mr_heap_print_stats(void)
 {
 	mr_os_lock(&heap_lock);
 	mr_stats_print(&mr_heap);
-	pthread_mutex_unlock(&heap_lock);
+	mr_os_unlock(&heap_lock);
 }
 
 void mr_heap_export_open(bool tracking)
@@ -289,5 +299,5 @@ void mr_heap_export_open(bool tracking)
 	mr_os_lock(&heap_lock);
 	mr_stats_export_open(tracking);
 	mr_stats_publish(&mr_heap);
-	pthread_mutex_unlock(&heap_lock);
+	mr_os_unlock(&heap_lock);
 }

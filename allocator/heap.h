@@ -45,6 +45,9 @@ bool mr_heap_trim(void) MR_HIDDEN;
 /* The heap lock: start-up, fork, and walks of the heap (the site map). */
 void mr_heap_lock(void) MR_HIDDEN;
 void mr_heap_unlock(void) MR_HIDDEN;
+/* The same for the fork handlers (os.h, mr_os_fork_lock). */
+void mr_heap_fork_lock(void) MR_HIDDEN;
+void mr_heap_fork_unlock(void) MR_HIDDEN;
 /* The stats under the heap lock (stats.h). */
 void mr_heap_totals(struct mr_heap_totals *t) MR_HIDDEN;
 void mr_heap_print_stats(void) MR_HIDDEN;

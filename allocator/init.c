@@ -198,14 +198,14 @@ void mr_fallback_note(void)
 static void fork_prepare(void)
 {
 	mr_tcache_lock_all();
-	mr_heap_lock();
-	mr_sites_lock();
+	mr_heap_fork_lock();
+	mr_sites_fork_lock();
 }
 
 static void fork_parent(void)
 {
-	mr_sites_unlock();
-	mr_heap_unlock();
+	mr_sites_fork_unlock();
+	mr_heap_fork_unlock();
 	mr_tcache_unlock_all();
 }
 
@@ -213,8 +213,8 @@ static void fork_parent(void)
  * unused (their memory is lost to the child, not corrupted). */
 static void fork_child(void)
 {
-	mr_sites_unlock();
-	mr_heap_unlock();
+	mr_sites_fork_unlock();
+	mr_heap_fork_unlock();
 	mr_tcache_unlock_all();
 	if (mr_stats_after_fork())
 		mr_classes_after_fork();

@@ -467,16 +467,57 @@ static inline void lock_guard(void)
 		mr_os_run_lock_hook();
 }
 
+/* The locks this thread holds for a fork (os.h, mr_os_fork_lock). */
+#define MR_FORK_LOCKS 8
+static __thread pthread_mutex_t *fork_held[MR_FORK_LOCKS] __attribute__((tls_model("initial-exec")));
+static __thread unsigned fork_nheld __attribute__((tls_model("initial-exec")));
+
+static bool held_for_fork(const pthread_mutex_t *m)
+{
+	for (unsigned i = 0; i < fork_nheld; i++)
+		if (fork_held[i] == m)
+			return true;
+	return false;
+}
+
 void mr_os_lock(pthread_mutex_t *m)
 {
 	lock_guard();
+	if (MR_UNLIKELY(fork_nheld) && held_for_fork(m))
+		return;
 	pthread_mutex_lock(m);
 }
 
 bool mr_os_trylock(pthread_mutex_t *m)
 {
 	lock_guard();
+	if (MR_UNLIKELY(fork_nheld) && held_for_fork(m))
+		return true;
 	return pthread_mutex_trylock(m) == 0;
+}
+
+void mr_os_unlock(pthread_mutex_t *m)
+{
+	if (MR_UNLIKELY(fork_nheld) && held_for_fork(m))
+		return;
+	pthread_mutex_unlock(m);
+}
+
+void mr_os_fork_lock(pthread_mutex_t *m)
+{
+	mr_os_lock(m);
+	if (fork_nheld < MR_FORK_LOCKS)
+		fork_held[fork_nheld++] = m;
+}
+
+void mr_os_fork_unlock(pthread_mutex_t *m)
+{
+	for (unsigned i = 0; i < fork_nheld; i++)
+		if (fork_held[i] == m) {
+			fork_held[i] = fork_held[--fork_nheld];
+			break;
+		}
+	pthread_mutex_unlock(m);
 }
 
 /* ---- the arena's address space ---- */

@@ -88,6 +88,16 @@ void mr_os_set_lock_hook(void (*hook)(void)) MR_HIDDEN;
 void mr_os_run_lock_hook(void) MR_HIDDEN;
 void mr_os_lock(pthread_mutex_t *m) MR_HIDDEN;
 bool mr_os_trylock(pthread_mutex_t *m) MR_HIDDEN;
+void mr_os_unlock(pthread_mutex_t *m) MR_HIDDEN;
+/* The fork handlers' locks (init.c): taken by the prepare handler and released by
+ * the parent's or the child's. Between the two the forking thread holds them, and
+ * glibc runs there the other fork handlers registered before libmemreg's (it
+ * registers its own late: above), which may allocate; glibc's own malloc allows it
+ * (it locks after every prepare handler and unlocks before every other one). So
+ * for the thread that holds them, mr_os_lock, mr_os_trylock and mr_os_unlock of such
+ * a lock do nothing: it has them all, and no allocation is under way on it. */
+void mr_os_fork_lock(pthread_mutex_t *m) MR_HIDDEN;
+void mr_os_fork_unlock(pthread_mutex_t *m) MR_HIDDEN;
 /* Whether this process has only ever had one thread (glibc 2.32's
  * __libc_single_threaded; false without it). */
 bool mr_os_single_threaded(void) MR_HIDDEN;

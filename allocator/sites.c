@@ -86,7 +86,7 @@ int mr_site_set(const void *ret, enum mr_temp temp)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&sites_lock);
+	mr_os_unlock(&sites_lock);
 	if (rc == 0)
 		__atomic_store_n(&mr_sites_on, 1, __ATOMIC_RELEASE);
 	return rc;
@@ -99,7 +99,17 @@ void mr_sites_lock(void)
 
 void mr_sites_unlock(void)
 {
-	pthread_mutex_unlock(&sites_lock);
+	mr_os_unlock(&sites_lock);
+}
+
+void mr_sites_fork_lock(void)
+{
+	mr_os_fork_lock(&sites_lock);
+}
+
+void mr_sites_fork_unlock(void)
+{
+	mr_os_fork_unlock(&sites_lock);
 }
 
 /* ---- build-ids of the loaded modules ---- */
@@ -406,7 +416,7 @@ uint16_t mr_site_id(const void *ret)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&sites_lock);
+	mr_os_unlock(&sites_lock);
 	return sid;
 }
 
@@ -637,7 +647,7 @@ void mr_site_map_write(const char *path)
 	w.err = 0;
 	mr_os_lock(&poll_lock);
 	site_map_emit(&w);
-	pthread_mutex_unlock(&poll_lock);
+	mr_os_unlock(&poll_lock);
 	if (close(w.fd) != 0 || w.err)
 		mr_write_str(2, "libmemreg: error writing MEMREG_SITE_MAP\n");
 }
@@ -749,7 +759,7 @@ void mr_classes_poll(void)
 		classes_apply(c);
 	if (req != seen_map_request)
 		live_map_write(c, req);
-	pthread_mutex_unlock(&poll_lock);
+	mr_os_unlock(&poll_lock);
 }
 
 /* The child of a fork starts a new export: nothing seen, no poll in progress. */

@@ -32,6 +32,8 @@ uint16_t mr_site_id(const void *ret) MR_HIDDEN;
 void mr_site_map_write(const char *path) MR_HIDDEN;
 void mr_sites_lock(void) MR_HIDDEN;
 void mr_sites_unlock(void) MR_HIDDEN;
+void mr_sites_fork_lock(void) MR_HIDDEN;	/* fork: os.h, mr_os_fork_lock */
+void mr_sites_fork_unlock(void) MR_HIDDEN;
 /* The live hand-over (classes-format.h): apply a new classes page, answer a map
  * request. Called on the slow path (mr_site_id), with no lock held. */
 void mr_classes_poll(void) MR_HIDDEN;

@@ -130,16 +130,16 @@ void mr_tcache_start(void)
 /* fork: the caches' locks, the shared cache's first. */
 void mr_tcache_lock_all(void)
 {
-	mr_os_lock(&gtc_lock);
-	mr_os_lock(&pool_lock);
-	mr_os_lock(&rbatch_lock);
+	mr_os_fork_lock(&gtc_lock);
+	mr_os_fork_lock(&pool_lock);
+	mr_os_fork_lock(&rbatch_lock);
 }
 
 void mr_tcache_unlock_all(void)
 {
-	pthread_mutex_unlock(&rbatch_lock);
-	pthread_mutex_unlock(&pool_lock);
-	pthread_mutex_unlock(&gtc_lock);
+	mr_os_fork_unlock(&rbatch_lock);
+	mr_os_fork_unlock(&pool_lock);
+	mr_os_fork_unlock(&gtc_lock);
 }
 
 /* ---- thread caches ---- */
@@ -161,7 +161,7 @@ static struct mr_tcache *tc_new(void)
 	tc = pool;
 	if (tc)
 		__atomic_store_n(&pool, tc->next_parked, __ATOMIC_RELAXED);	/* peeked unlocked */
-	pthread_mutex_unlock(&pool_lock);
+	mr_os_unlock(&pool_lock);
 	if (tc)
 		return tc;
 	npages = (uint32_t)((sizeof(*tc) + MR_PAGE_SIZE - 1) / MR_PAGE_SIZE);
@@ -180,7 +180,7 @@ static struct mr_tcache *tc_new(void)
 	tc->id = next_id++;
 	mr_stats_caches((uint64_t)tc->id + 1);
 	caches_add(tc);
-	pthread_mutex_unlock(&pool_lock);
+	mr_os_unlock(&pool_lock);
 	return tc;
 }
 
@@ -544,7 +544,7 @@ static struct mr_rbatch *rbatch_get(struct mr_tcache *tc)
 	b = rbatch_pool;
 	if (b)
 		rbatch_pool = b->next;
-	pthread_mutex_unlock(&rbatch_lock);
+	mr_os_unlock(&rbatch_lock);
 	if (b)
 		b->from = tc;
 	return b;
@@ -562,7 +562,7 @@ static void rbatch_put(struct mr_tcache *tc, struct mr_rbatch *b)
 	mr_os_lock(&rbatch_lock);
 	b->next = rbatch_pool;
 	rbatch_pool = b;
-	pthread_mutex_unlock(&rbatch_lock);
+	mr_os_unlock(&rbatch_lock);
 }
 
 /* Batches @head..@tail, linked, onto the lock-free stack at @top: one push. */
@@ -921,7 +921,7 @@ static bool reclaim_parked(struct mr_tcache *tc, unsigned cls, enum mr_temp temp
 			got = true;
 		}
 	}
-	pthread_mutex_unlock(&pool_lock);
+	mr_os_unlock(&pool_lock);
 	return got;
 }
 
@@ -1129,7 +1129,7 @@ void *mr_small_alloc_shared(unsigned cls, enum mr_temp temp)
 		gtc_listed = true;
 		mr_os_lock(&pool_lock);
 		caches_add(&gtc);
-		pthread_mutex_unlock(&pool_lock);
+		mr_os_unlock(&pool_lock);
 	}
 	p = gtc.bins[temp][cls].free;
 	if (p) {
@@ -1138,7 +1138,7 @@ void *mr_small_alloc_shared(unsigned cls, enum mr_temp temp)
 	} else {
 		p = mr_small_refill(&gtc, cls, temp);
 	}
-	pthread_mutex_unlock(&gtc_lock);
+	mr_os_unlock(&gtc_lock);
 	return p;
 }
 
@@ -1166,5 +1166,5 @@ static void tc_destroy(void *arg)
 	mr_os_lock(&pool_lock);
 	tc->next_parked = pool;
 	__atomic_store_n(&pool, tc, __ATOMIC_RELAXED);	/* reclaim_parked peeks unlocked */
-	pthread_mutex_unlock(&pool_lock);
+	mr_os_unlock(&pool_lock);
 }

@@ -84,7 +84,7 @@ void mr_remote_free(struct mr_tcache *tc, struct mr_span *s, void *p) MR_HIDDEN;
  * once if they are the biggest freed yet). True if there were spares. */
 bool mr_tcache_trim(void) MR_HIDDEN;
 /* Start-up: the shared cache and the free-list key (the arena published); the
- * thread-exit hook, once, at load. fork: every cache lock. */
+ * thread-exit hook, once, at load. fork: every cache lock (os.h, mr_os_fork_lock). */
 void mr_tcache_init(void) MR_HIDDEN;
 void mr_tcache_start(void) MR_HIDDEN;
 void mr_tcache_lock_all(void) MR_HIDDEN;

@@ -595,6 +595,58 @@ static int mode_misuse(void)
 	return 0;
 }
 
+/* Fork handlers that allocate, registered before libmemreg's own (which it registers
+ * once a second thread exists): glibc runs their prepare after libmemreg's and their
+ * parent and child before libmemreg's, with its locks held. glibc's malloc serves
+ * them; so must libmemreg (it hung in each, on the heap lock or the pool lock: the
+ * parent's alarm ends a hang). Sizes from a slab's object to a run of regions. */
+static void *volatile atfork_sink;
+
+static void atfork_alloc(void)
+{
+	static const size_t sizes[] = { 16, 5000, 100000, 3 << 20, 100 << 20 };
+
+	for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		atfork_sink = malloc(sizes[i]);
+		if (atfork_sink)
+			memset(atfork_sink, 1, 64);
+		free(atfork_sink);
+	}
+	for (unsigned i = 0; i < 64; i++)	/* past the bins' free lists: new slabs */
+		atfork_sink = malloc(4096 + i * 64);	/* left live: the handlers run thrice */
+}
+
+static void *thread_noop(void *arg)
+{
+	free(malloc(100));
+	return arg;
+}
+
+static int mode_atfork(void)
+{
+	pthread_t t;
+	pid_t pid;
+	int st;
+
+	if (pthread_atfork(atfork_alloc, atfork_alloc, atfork_alloc) ||
+	    pthread_create(&t, NULL, thread_noop, NULL) || pthread_join(t, NULL))
+		return 99;
+	alarm(60);	/* not inherited by the child: a hang there keeps waitpid waiting */
+	pid = fork();
+	if (pid < 0)
+		return 99;
+	if (pid == 0) {
+		atfork_alloc();
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "safety: atfork: the child ended with status 0x%x\n", st);
+		return 1;
+	}
+	alarm(0);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -629,6 +681,8 @@ int main(int argc, char **argv)
 		return mode_rlimit_data();
 	if (!strcmp(m, "misuse"))
 		return mode_misuse();
+	if (!strcmp(m, "atfork"))
+		return mode_atfork();
 	if (!strcmp(m, "misuse-child"))
 		return mode_misuse_child(argc > 2 ? argv[2] : "");
 	fprintf(stderr, "safety: unknown mode %s\n", m);
