@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -649,6 +650,22 @@ static int reserve_stepped(size_t step, size_t sstep, size_t max, size_t smax, s
 	return -1;
 }
 
+/* The first step under RLIMIT_AS: at most an eighth of the limit (one region at
+ * least), so that the program's own mappings keep the rest; the arena grows in place
+ * as it needs. The largest share that fit, as before, took half of an 8 GiB limit
+ * or more: a JVM's heap and class space, a mmap of three quarters of the limit and
+ * half of the threads' stacks no longer fitted (under glibc they do). */
+static uint32_t first_step(uint32_t max_regions, size_t rs)
+{
+	struct rlimit rl;
+	uint32_t n = max_regions / 2;
+
+	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		while (n > 1 && (uint64_t)n * rs > rl.rlim_cur / 8)
+			n /= 2;
+	return n;
+}
+
 int mr_os_reserve(uint32_t region_order, uint32_t max_regions, char **base,
 		  struct mr_span **spans, uint32_t *nregions)
 {
@@ -668,7 +685,7 @@ int mr_os_reserve(uint32_t region_order, uint32_t max_regions, char **base,
 	if (!*spans) {
 		if (*base)
 			munmap(*base, max_bytes + slack);
-		for (n = max_regions / 2; n; n /= 2)
+		for (n = first_step(max_regions, rs); n; n /= 2)
 			if (reserve_stepped((size_t)n * rs, max_sbytes / max_regions * n,
 					    max_bytes, max_sbytes, align, base, spans) == 0)
 				break;

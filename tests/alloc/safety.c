@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -314,10 +315,12 @@ static void set_limit(int res, rlim_t bytes)
 }
 
 /* Under RLIMIT_AS of 8 GiB (the arena's window is 258 GiB): aligned requests
- * work, from libmemreg, and the arena grows past its first reservation. */
+ * work, from libmemreg, and the arena grows past its first reservation; which
+ * leaves the program the most of the limit (a mapping of 6 GiB fits: it did not
+ * when the arena took 4 GiB first). */
 static int mode_rlimit_as_child(void)
 {
-	void *p = NULL, *big[48];
+	void *p = NULL, *big[48], *own;
 	int rc = posix_memalign(&p, 64, 100);
 
 	if (rc != 0 || !p || (uintptr_t)p % 64)
@@ -325,6 +328,11 @@ static int mode_rlimit_as_child(void)
 	if (!in_memreg(p))
 		FAIL("posix_memalign(64, 100) under RLIMIT_AS: %p not from libmemreg", p);
 	free(p);
+	own = mmap(NULL, (size_t)6 << 30, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (own == MAP_FAILED)
+		FAIL("a mapping of 6 GiB under an 8 GiB RLIMIT_AS after the arena's set-up: %s",
+		     strerror(errno));
+	munmap(own, (size_t)6 << 30);
 	for (size_t a = 32; a <= (32u << 20); a *= 4) {
 		p = memalign(a, 3 * a);
 		if (!p || (uintptr_t)p % a || !in_memreg(p))
