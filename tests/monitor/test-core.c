@@ -349,22 +349,29 @@ static int fake_ranges(struct mr_mon_ctx *ctx, struct mr_mon_range **ranges, siz
 	return 0;
 }
 
-static int fake_check(struct mr_mon_ctx *ctx, uint32_t *max_nr)
+/* A fake check that finds every region accessed: the max nr_accesses after it. */
+static uint32_t all_accessed(struct mr_mon_ctx *ctx)
 {
+	uint32_t max_nr = 0;
 	size_t i;
 
+	for (i = 0; i < ctx->target.nr_regions; i++) {
+		ctx->target.regions[i].nr_accesses++;
+		if (ctx->target.regions[i].nr_accesses > max_nr)
+			max_nr = ctx->target.regions[i].nr_accesses;
+	}
+	return max_nr;
+}
+
+static int fake_check(struct mr_mon_ctx *ctx, uint32_t *max_nr)
+{
 	if (fake_checks == fake_nr_checks) {
 		if (!fake_stop_instead)
 			return -ESRCH;	/* the target exited */
 		fail_msg("sampled after the stop");
 	}
 	fake_checks++;
-	*max_nr = 0;
-	for (i = 0; i < ctx->target.nr_regions; i++) {
-		ctx->target.regions[i].nr_accesses++;
-		if (ctx->target.regions[i].nr_accesses > *max_nr)
-			*max_nr = ctx->target.regions[i].nr_accesses;
-	}
+	*max_nr = all_accessed(ctx);
 	if (fake_stop_instead && fake_checks == fake_nr_checks)
 		fake_stop_flag = SIGTERM;	/* as record's signal handler does */
 	return 0;
@@ -504,8 +511,6 @@ static void xf_cleanup(struct mr_mon_ctx *ctx)
 
 static int xf_check(struct mr_mon_ctx *ctx, uint32_t *max_nr)
 {
-	size_t i;
-
 	if (++xf_calls == xf_esrch_at) {
 		if (xf_reuse)
 			ctx->target.starttime_ticks++;	/* another process got the pid */
@@ -513,12 +518,7 @@ static int xf_check(struct mr_mon_ctx *ctx, uint32_t *max_nr)
 			xf_execd = true;
 		return -ESRCH;
 	}
-	*max_nr = 0;
-	for (i = 0; i < ctx->target.nr_regions; i++) {
-		ctx->target.regions[i].nr_accesses++;
-		if (ctx->target.regions[i].nr_accesses > *max_nr)
-			*max_nr = ctx->target.regions[i].nr_accesses;
-	}
+	*max_nr = all_accessed(ctx);
 	if (++xf_good == xf_stop_after)
 		xf_stop = SIGTERM;
 	return 0;
