@@ -29,6 +29,13 @@ static pthread_key_t tc_key;
 static struct mr_tcache gtc __attribute__((aligned(4096)));
 static struct mr_tcache *pool;	/* caches of exited threads, for reuse */
 static struct mr_tcache *all_caches;	/* every cache, for steal_inboxes */
+/* Where the next reclaim_parked and steal_inboxes look first: each looks at no more
+ * than MR_WALK_CACHES caches, in turn ("taking others' memory" below). The first is
+ * under pool_lock (NULL: the pool's top), the second a hint, read and written
+ * unlocked (NULL: the list's head). */
+static struct mr_tcache *park_cursor;
+static struct mr_tcache *steal_cursor;
+#define MR_WALK_CACHES 8
 static bool gtc_listed;			/* gtc is in all_caches; under gtc_lock */
 
 __thread struct mr_tcache *mr_tc __attribute__((tls_model("initial-exec")));
@@ -159,8 +166,12 @@ static struct mr_tcache *tc_new(void)
 
 	mr_os_lock(&pool_lock);
 	tc = pool;
-	if (tc)
+	if (tc) {
 		__atomic_store_n(&pool, tc->next_parked, __ATOMIC_RELAXED);	/* peeked unlocked */
+		if (park_cursor == tc)	/* only the top leaves the pool */
+			park_cursor = NULL;
+		__atomic_store_n(&tc->parked, false, __ATOMIC_RELAXED);
+	}
 	mr_os_unlock(&pool_lock);
 	if (tc)
 		return tc;
@@ -717,6 +728,9 @@ static void drain_inbox(struct mr_tcache *tc)
 	void *p = atomic_exchange_explicit(&tc->inbox, NULL, memory_order_acquire);
 	struct mr_rbatch *b;
 
+	/* one thread at a time drains a cache: its owner, or a reclaimer */
+	atomic_store_explicit(&tc->drains, atomic_load_explicit(&tc->drains, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 	while (p) {
 		void *next = mr_list_next(p);
 		struct mr_span *s = mr_span_of(p);
@@ -889,6 +903,20 @@ static void slab_set_owner(struct mr_span *s, struct mr_tcache *tc)
 		__atomic_store_n(&s[i].owner, owner, __ATOMIC_RELAXED);
 }
 
+/* ---- taking others' memory, a few caches at a time ----
+ * A cache that would make a new slab first takes the free memory other caches hold
+ * (reclaim_parked, steal_inboxes). Each looks at MR_WALK_CACHES caches, from where
+ * the last one stopped, round the list: walking them all made a refill O(caches)
+ * under the pool lock, and programs that run a thousand threads at once spent two
+ * thirds of their time there (docs/allocator.md, "A few caches at a time"). Every
+ * cache is still looked at, one refill in caches / MR_WALK_CACHES. */
+
+/* The cache after @c in the pool, round to the top. Under pool_lock. */
+static struct mr_tcache *parked_next(struct mr_tcache *c)
+{
+	return c->next_parked ? c->next_parked : pool;
+}
+
 /* Exited threads' caches (mimalloc's abandoned segments): whoever allocates next
  * drains their inboxes into their slabs (empty slabs go back to the page heap, so
  * the next slab comes from them) and takes their partial slabs of @temp/@cls.
@@ -897,22 +925,23 @@ static void slab_set_owner(struct mr_span *s, struct mr_tcache *tc)
 static bool reclaim_parked(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 {
 	struct mr_bin *b = &tc->bins[temp][cls];
-	struct mr_tcache *pc;
+	struct mr_tcache *pc, *first;
+	unsigned n = 0;
 	bool got = false;
 
 	if (!__atomic_load_n(&pool, __ATOMIC_RELAXED))
 		return false;
 	mr_os_lock(&pool_lock);
-	for (pc = pool; pc; pc = pc->next_parked) {
+	pc = first = park_cursor ? park_cursor : pool;
+	while (pc) {
 		struct mr_bin *pb = &pc->bins[temp][cls];
 
 		if (inbox_waiting(pc)) {
 			drain_inbox(pc);
 			spares_release(pc, 0, 0);	/* a parked cache keeps none */
 		}
-		if (!(pc->bins_ready & (1u << temp)))
-			continue;	/* never used: no slab (and partial reads 0) */
-		while (pb->partial != MR_NONE) {
+		/* never used: no slab (and partial reads 0) */
+		while ((pc->bins_ready & (1u << temp)) && pb->partial != MR_NONE) {
 			struct mr_span *s = &mr_spans[pb->partial];
 
 			partial_del(pb, s);
@@ -920,7 +949,11 @@ static bool reclaim_parked(struct mr_tcache *tc, unsigned cls, enum mr_temp temp
 			partial_add(b, s);
 			got = true;
 		}
+		pc = parked_next(pc);
+		if (pc == first || ++n == MR_WALK_CACHES)
+			break;
 	}
+	park_cursor = pc;
 	mr_os_unlock(&pool_lock);
 	return got;
 }
@@ -968,47 +1001,80 @@ static void steal_batches(struct mr_tcache *tc, struct mr_tcache *c, unsigned cl
 		inbox_push_batches(c, rest, rest_tail, nrest);
 }
 
+/* Whether @c's inboxes were drained since a cache last looked at them here: an
+ * owner that allocates drains its own soon enough, and going through its frees for
+ * one class, to push the rest back, cost more than the new slab it saves (a
+ * thousand threads freeing to each other: each refill went through thousands of
+ * other threads' objects). An owner that stopped allocating is taken from at the
+ * second look. */
+static bool drained_lately(struct mr_tcache *c)
+{
+	uint32_t d = atomic_load_explicit(&c->drains, memory_order_relaxed);
+
+	if (atomic_load_explicit(&c->drains_seen, memory_order_relaxed) == d)
+		return false;
+	atomic_store_explicit(&c->drains_seen, d, memory_order_relaxed);
+	return true;
+}
+
 /* Objects other threads freed to live caches' inboxes, taken by a cache that would
  * otherwise need a new slab: its own go back to its slabs, those of @temp/@cls to
  * its stash, the rest back to the inbox they came from (one chain, one CAS). The
  * stashed ones stay counted as used in their slabs, as if never freed: handed out
- * again and freed later, they go to their slab's owner like any object. Returns
- * whether the stash got some. */
+ * again and freed later, they go to their slab's owner like any object. Parked
+ * caches are left to reclaim_parked, and a cache whose look found nothing skips
+ * its next 1, 3, 7 ... 127 looks. Returns whether the stash got some. */
 static bool steal_inboxes(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 {
-	struct mr_tcache *c;
+	struct mr_tcache *head = __atomic_load_n(&all_caches, __ATOMIC_ACQUIRE);
+	struct mr_tcache *c, *first;
+	unsigned n = 0;
+	bool got = false;
 
-	for (c = __atomic_load_n(&all_caches, __ATOMIC_ACQUIRE); c;
-	     c = __atomic_load_n(&c->next_all, __ATOMIC_ACQUIRE)) {
+	/* The list only grows at its head, and no cache leaves it: a cursor stays on it. */
+	c = __atomic_load_n(&steal_cursor, __ATOMIC_RELAXED);
+	first = c = c ? c : head;
+	while (c && !got) {
 		void *p, *rest = NULL, *rest_tail = NULL;
 
-		if (c == tc || !inbox_waiting(c))
-			continue;
-		if (atomic_load_explicit(&c->inbox_batches, memory_order_relaxed))
-			steal_batches(tc, c, cls, temp);
-		p = atomic_exchange_explicit(&c->inbox, NULL, memory_order_acquire);
-		while (p) {
-			void *next = mr_list_next(p);
-			struct mr_span *s = mr_span_of(p);
+		if (c != tc && !__atomic_load_n(&c->parked, __ATOMIC_RELAXED) && inbox_waiting(c) &&
+		    !drained_lately(c)) {
+			if (atomic_load_explicit(&c->inbox_batches, memory_order_relaxed))
+				steal_batches(tc, c, cls, temp);
+			p = atomic_exchange_explicit(&c->inbox, NULL, memory_order_acquire);
+			while (p) {
+				void *next = mr_list_next(p);
+				struct mr_span *s = mr_span_of(p);
 
-			if (slab_owner(s) == tc) {
-				local_free(tc, s, p);
-			} else if (s->temp == temp && s->cls == cls) {
-				mr_list_push(&tc->stash[temp][cls], p);
-			} else {
-				*(void **)p = mr_link(p, rest);
-				if (!rest)
-					rest_tail = p;
-				rest = p;
+				if (slab_owner(s) == tc) {
+					local_free(tc, s, p);
+				} else if (s->temp == temp && s->cls == cls) {
+					mr_list_push(&tc->stash[temp][cls], p);
+				} else {
+					*(void **)p = mr_link(p, rest);
+					if (!rest)
+						rest_tail = p;
+					rest = p;
+				}
+				p = next;
 			}
-			p = next;
+			if (rest)
+				inbox_push_chain(c, rest, rest_tail);
+			got = tc->stash[temp][cls] != NULL;
 		}
-		if (rest)
-			inbox_push_chain(c, rest, rest_tail);
-		if (tc->stash[temp][cls])
-			return true;
+		c = __atomic_load_n(&c->next_all, __ATOMIC_ACQUIRE);
+		if (!c)
+			c = head;
+		if (c == first || ++n == MR_WALK_CACHES)
+			break;
 	}
-	return false;
+	__atomic_store_n(&steal_cursor, c, __ATOMIC_RELAXED);
+	if (got)
+		tc->steal_backoff = 0;
+	else if (tc->steal_backoff < 64)
+		tc->steal_backoff = (uint8_t)(tc->steal_backoff * 2 + 1);
+	tc->steal_wait = tc->steal_backoff;
+	return got;
 }
 
 /* The stash goes back to the slabs' owners (a thread exits). */
@@ -1165,6 +1231,7 @@ static void tc_destroy(void *arg)
 	spares_release(tc, 0, 0);	/* the current slabs just retired included */
 	mr_os_lock(&pool_lock);
 	tc->next_parked = pool;
+	__atomic_store_n(&tc->parked, true, __ATOMIC_RELAXED);
 	__atomic_store_n(&pool, tc, __ATOMIC_RELAXED);	/* reclaim_parked peeks unlocked */
 	mr_os_unlock(&pool_lock);
 }

@@ -50,6 +50,10 @@ struct mr_tcache {
 	/* Batches of such objects (struct mr_rbatch), and about how many wait there. */
 	_Atomic(struct mr_rbatch *) inbox_batches;
 	_Atomic(uint32_t) inbox_nbatches;
+	/* Times its inboxes were drained, and that count when another cache last
+	 * looked at them (steal_inboxes: a cache that drains its own is left to it). */
+	_Atomic(uint32_t) drains;
+	_Atomic(uint32_t) drains_seen;
 	uint32_t nspare;
 	struct mr_rbatch *spare;	/* empty batches, for this thread's remote frees */
 	_Atomic(struct mr_rbatch *) returned;	/* its batches, emptied by their owners */
@@ -58,6 +62,10 @@ struct mr_tcache {
 	struct mr_tcache *next_parked;
 	struct mr_tcache *next_all;
 	uint32_t id;
+	bool parked;			/* in the pool: under pool_lock, read unlocked as a hint */
+	/* steal_inboxes' looks to skip after failing; kept for the next thread (a
+	 * thread that lives for a few hundred allocations would learn it each time) */
+	uint8_t steal_wait, steal_backoff;
 	/* Free objects of other caches' slabs taken from their inboxes (steal_inboxes),
 	 * by temperature and class: handed out before a new slab is made. */
 	void *stash[NR_MR_TEMP][MR_NR_CLASSES];

@@ -1,7 +1,8 @@
 /* Packing programs for tests/alloc/packing.sh, run under LD_PRELOAD=libmemreg.so:
  * partly used slabs refilled lowest region first, hot objects in regions of their
- * own below normal ones, and memory freed to another thread's cache (exited or
- * live) reused by the next allocation instead of growing the heap. */
+ * own below normal ones, and memory freed to another thread's cache (exited, also
+ * under many others exited since, or live) reused by the next allocation instead of
+ * growing the heap. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -161,16 +162,41 @@ static void *reuse_thread(void *arg)
 	return NULL;
 }
 
+/* Threads that hold a cache until let go, and exit after the reuse thread: their
+ * caches are parked above its cache. */
+#define REUSE_BURY 64
+static pthread_barrier_t bury_in, bury_out;
+
+static void *bury_thread(void *arg)
+{
+	free(malloc(64));	/* it has a cache now */
+	pthread_barrier_wait(&bury_in);
+	pthread_barrier_wait(&bury_out);
+	return arg;
+}
+
 /* A thread allocates 64 MiB of 64-byte objects and exits (or waits, @live); main
  * frees them all and allocates 64 MiB again: the peak grows by little (an eighth of
- * that is the bound: new slabs would add all of it). */
-static int mode_reuse(int live)
+ * that is the bound: new slabs would add all of it). @buried: REUSE_BURY threads
+ * exit after it, so its cache lies under theirs in the pool of exited threads'
+ * caches, which a refill goes through a few at a time. */
+static int mode_reuse(int live, int buried)
 {
-	pthread_t t;
+	const char *name = live ? "live" : buried ? "exited-buried" : "exited";
+	pthread_t t, bt[REUSE_BURY];
 	long before, after;
 	size_t i;
 
 	reuse_p = table(REUSE_N);
+	if (buried) {
+		if (pthread_barrier_init(&bury_in, NULL, REUSE_BURY + 1) ||
+		    pthread_barrier_init(&bury_out, NULL, REUSE_BURY + 1))
+			return 99;
+		for (i = 0; i < REUSE_BURY; i++)
+			if (pthread_create(&bt[i], NULL, bury_thread, NULL) != 0)
+				return 99;
+		pthread_barrier_wait(&bury_in);
+	}
 	if (pthread_create(&t, NULL, reuse_thread, live ? &t : NULL) != 0)
 		return 99;
 	pthread_mutex_lock(&reuse_lock);
@@ -179,6 +205,11 @@ static int mode_reuse(int live)
 	pthread_mutex_unlock(&reuse_lock);
 	if (!live)
 		pthread_join(t, NULL);
+	if (buried) {
+		pthread_barrier_wait(&bury_out);
+		for (i = 0; i < REUSE_BURY; i++)
+			pthread_join(bt[i], NULL);
+	}
 	before = self_peak_kib();
 	for (i = 0; i < REUSE_N; i++)
 		free(reuse_p[i]);
@@ -196,10 +227,10 @@ static int mode_reuse(int live)
 	}
 	if (before < 0 || after - before > (long)(REUSE_BYTES / 8 / 1024)) {
 		fprintf(stderr, "%s: peak %ld KiB after the thread's 64 MiB, %ld KiB after main's: +%ld KiB (at most %lu)\n",
-			live ? "live" : "exited", before, after, after - before, REUSE_BYTES / 8 / 1024);
+			name, before, after, after - before, REUSE_BYTES / 8 / 1024);
 		return 1;
 	}
-	printf("%s: peak +%ld KiB\n", live ? "live" : "exited", after - before);
+	printf("%s: peak +%ld KiB\n", name, after - before);
 	return 0;
 }
 
@@ -299,13 +330,15 @@ int main(int argc, char **argv)
 	if (!strcmp(m, "hot"))
 		return mode_hot();
 	if (!strcmp(m, "exited"))
-		return mode_reuse(0);
+		return mode_reuse(0, 0);
+	if (!strcmp(m, "exited-buried"))
+		return mode_reuse(0, 1);
 	if (!strcmp(m, "live"))
-		return mode_reuse(1);
+		return mode_reuse(1, 0);
 	if (!strcmp(m, "churn"))
 		return mode_churn(false);
 	if (!strcmp(m, "churn-threaded"))
 		return mode_churn(true);
-	fprintf(stderr, "usage: packing lowest|hot|exited|live|churn|churn-threaded\n");
+	fprintf(stderr, "usage: packing lowest|hot|exited|exited-buried|live|churn|churn-threaded\n");
 	return 99;
 }

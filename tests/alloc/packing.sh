@@ -1,16 +1,16 @@
 #!/bin/sh
 # Packing programs under LD_PRELOAD=libmemreg.so (tests/alloc/packing.c): partly used
 # slabs refilled lowest region first, hot objects in regions of their own below the
-# normal ones, and 64 MiB freed to an exited or a live thread's cache reused by the
-# next allocation, and a churn of random lifetimes leaving most regions it touched
-# free. Small regions (MEMREG_REGION_SIZE) keep them cheap. Every region count printed
+# normal ones, and 64 MiB freed to an exited (also under 64 exited since) or a live
+# thread's cache reused by the next allocation, and a churn of random lifetimes
+# leaving most regions it touched free. Small regions (MEMREG_REGION_SIZE) keep them cheap. Every region count printed
 # (here and by bench/alloc-bench) says what it counts: windows of virtual address
 # space, the only regions a one-node machine has (whole lines checked).
 . "$top_srcdir/tests/alloc/preload.sh"
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 status=0
-for mode in lowest:1M hot:1M exited:64M live:64M churn:4M churn-threaded:16M; do
+for mode in lowest:1M hot:1M exited:64M exited-buried:64M live:64M churn:4M churn-threaded:16M; do
 	if MEMREG_REGION_SIZE=${mode#*:} run_preloaded "$tmp/${mode%:*}.err" "$top_builddir/tests/alloc/packing" "${mode%:*}" \
 		>"$tmp/${mode%:*}.out"; then
 		cat "$tmp/${mode%:*}.out"
