@@ -114,6 +114,11 @@ struct mr_heap {
 	 * nothing never writes changed[]'s page. */
 	uint64_t changed_summary;
 	bool changes_tracked;
+	/* Commits are limited (heap.c: RLIMIT_DATA at start): a span of other than 2^n
+	 * pages taken from a region's untouched top starts at its bottom, not aligned
+	 * to its size. Aligned, 33 pages took 64, and a program of such spans had twice
+	 * its memory committed (docs/allocator.md, "Resource limits"). */
+	bool pack_spans;
 	const struct mr_heap_ops *ops;
 	/* Per order, the regions with a free block of that order: summary[k] has bit w
 	 * if bitmap[w][k] has any. Word-major, so a process whose normal data fits in 64
@@ -135,7 +140,8 @@ void mr_buddy_init(struct mr_heap *h, char *base, struct mr_span *spans,
 /* Split the arena's regions evenly between @nnodes NUMA nodes (before any allocation;
  * 1 = one group, the default). */
 void mr_buddy_set_nodes(struct mr_heap *h, uint32_t nnodes) MR_HIDDEN;
-/* Allocate @npages pages aligned to 2^@align_order pages, from the lowest regions
+/* Allocate @npages pages aligned to 2^@align_order pages, and to their size (as a
+ * buddy block; not other than 2^n pages under pack_spans), from the lowest regions
  * (hot, normal) or the highest (cold) of node group @node, or of the other groups if
  * it is full. Returns the first page index or MR_NONE. mr_buddy_alloc: node 0.
  * Spans longer than a region come from mr_buddy_alloc_huge. */

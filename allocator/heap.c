@@ -96,6 +96,7 @@ void mr_heap_init(char *base, struct mr_span *spans, uint32_t region_order, uint
 	mr_buddy_init(&mr_heap, base, spans, region_order, nregions, MR_OPT(decay_ms) * 1000000u,
 		      &os_ops);
 	mr_heap.lazy_purge = MR_OPT(madv_free) != 0;
+	mr_heap.pack_spans = mr_os_data_limited();
 	mr_heap.dirty_pct = MR_OPT(dirty_pct) < UINT32_MAX ? (uint32_t)MR_OPT(dirty_pct) : UINT32_MAX;
 	mr_heap.dirty_min_pages = MR_DIRTY_MIN_BYTES >> MR_PAGE_SHIFT;
 	mr_heap.purge_new_max_min = MR_PURGE_NEW_MAX_MIN_BYTES >> MR_PAGE_SHIFT;

@@ -131,6 +131,13 @@ bool mr_os_move_pages(void *to, void *from, size_t len)
 #define MADV_POPULATE_WRITE 23
 #endif
 
+bool mr_os_data_limited(void)
+{
+	struct rlimit rl;
+
+	return getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
+}
+
 int mr_os_commit(void *addr, size_t len)
 {
 	if (mprotect(addr, len, PROT_READ | PROT_WRITE) != 0) {

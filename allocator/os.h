@@ -35,6 +35,8 @@ void mr_os_arena_publish(char *base, struct mr_span *spans, uint32_t nregions,
 /* Grow the arena in place from @old to at least @want regions: the new region
  * count; @old if @want is beyond the window; 0 if it cannot grow any more. */
 uint32_t mr_os_grow(uint32_t old, uint32_t want) MR_HIDDEN;
+/* Whether RLIMIT_DATA limits what may be committed. */
+bool mr_os_data_limited(void) MR_HIDDEN;
 /* Make [addr, addr + len) writable; 0, or -1 (RLIMIT_DATA, overcommit). */
 int mr_os_commit(void *addr, size_t len) MR_HIDDEN;
 /* Give [addr, addr + len) back: it reads zero after. */

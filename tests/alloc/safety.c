@@ -445,6 +445,46 @@ static int mode_rlimit_data(void)
 	return 0;
 }
 
+/* Started under RLIMIT_DATA (the parent's VmData and 256 MiB): blocks of 135000
+ * bytes (33 pages) until malloc fails. Aligned to 64 pages each, as outside
+ * limits, only half the limit held blocks (128 MiB; glibc's malloc, which serves
+ * what libmemreg cannot, had no room left either). At least 200 MiB. */
+static int mode_rlimit_data_spans_child(void)
+{
+	size_t n = 0, mine = 0, max = (size_t)(512u << 20) / 135000;
+	void **p = mmap(NULL, max * sizeof(void *), PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		FAIL("mmap: %s", strerror(errno));
+	for (; n < max && (p[n] = malloc(135000)) != NULL; n++) {
+		memset(p[n], 1, 64);
+		mine += in_memreg(p[n]);
+	}
+	printf("%zu blocks of 135000 B (%zu MiB, %zu MiB of them libmemreg's) under 256 MiB of "
+	       "RLIMIT_DATA\n", n, n * 135000 >> 20, mine * 135000 >> 20);
+	if (n == max)
+		FAIL("512 MiB of blocks under 256 MiB of RLIMIT_DATA: the limit did not hold");
+	if (n * 135000 < (size_t)200 << 20)
+		FAIL("%zu MiB of 135000-byte blocks under 256 MiB of RLIMIT_DATA, want at least 200",
+		     n * 135000 >> 20);
+	while (n)
+		free(p[--n]);
+	return 0;
+}
+
+static int mode_rlimit_data_spans(void)
+{
+	char err[4096];
+	int st;
+
+	set_limit(RLIMIT_DATA, ((rlim_t)vm_data_kib() << 10) + (256u << 20));
+	st = run_child("rlimit-data-spans-child", "", err, sizeof(err));
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		FAIL("under RLIMIT_DATA: status 0x%x, stderr:\n%s", st, err);
+	return 0;
+}
+
 /* ---- heap misuse: the child aborts with the message ---- */
 
 static void *remote_free_thread(void *p)
@@ -687,6 +727,10 @@ int main(int argc, char **argv)
 		return mode_rlimit_tiny_child();
 	if (!strcmp(m, "rlimit-data"))
 		return mode_rlimit_data();
+	if (!strcmp(m, "rlimit-data-spans"))
+		return mode_rlimit_data_spans();
+	if (!strcmp(m, "rlimit-data-spans-child"))
+		return mode_rlimit_data_spans_child();
 	if (!strcmp(m, "misuse"))
 		return mode_misuse();
 	if (!strcmp(m, "atfork"))

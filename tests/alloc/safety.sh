@@ -1,14 +1,15 @@
 #!/bin/sh
 # Safety programs under LD_PRELOAD=libmemreg.so (tests/alloc/safety.c): impossible
 # sizes and alignments fail as glibc's do with the block intact, the hinted operator
-# new fails through libstdc++, RLIMIT_AS and RLIMIT_DATA are lived with, and double,
-# interior and forged frees abort a child with a one-line message; fork handlers
-# registered before libmemreg's may allocate, as under glibc.
+# new fails through libstdc++, RLIMIT_AS and RLIMIT_DATA are lived with (spans
+# packed under the latter), and double, interior and forged frees abort a child
+# with a one-line message; fork handlers registered before libmemreg's may
+# allocate, as under glibc.
 . "$top_srcdir/tests/alloc/preload.sh"
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 status=0
-for mode in realloc sizes new-nothrow new-throw align-big rlimit-as rlimit-tiny rlimit-data misuse atfork; do
+for mode in realloc sizes new-nothrow new-throw align-big rlimit-as rlimit-tiny rlimit-data rlimit-data-spans misuse atfork; do
 	if run_preloaded "$tmp/$mode.err" "$top_builddir/tests/alloc/safety" "$mode"; then
 		echo "ok: $mode"
 	else
