@@ -182,8 +182,14 @@ int mr_pagemap_walk(int pid, uint64_t lo, uint64_t hi, unsigned flags,
 				ret = mr_error((int)n, "%s: %s", pm_path, strerror((int)-n));
 				break;
 			}
-			if (n < 8)
+			if (n < 8 && mr_root_is_fixture())
 				goto out;	/* past the end of a fixture's file */
+			/* a live pagemap reads nothing once its address space is gone */
+			if (n < 8) {
+				ret = mr_error(-ESRCH, "%s: pid %d exited or exec'd during the walk",
+					       pm_path, pid);
+				break;
+			}
 			ret = fn(vpn * page, buf, (size_t)n / 8, arg);
 			vpn += (uint64_t)n / 8;
 		}
@@ -231,8 +237,19 @@ static int where_chunk(uint64_t vaddr, const uint64_t *e, size_t nr, void *arg)
 static int where_pagemap(const struct mr_region_map *map, int pid, struct mr_where *w)
 {
 	struct where_walk ww = { map, w, (uint64_t)sysconf(_SC_PAGESIZE), false };
-	int ret = mr_pagemap_walk(pid, 0, UINT64_MAX, MR_PAGEMAP_SKIP_PROT_NONE, where_chunk, &ww);
+	uint64_t start = 0;
+	bool known = mr_proc_starttime(pid, &start) == 0;
+	int ret, tries = 3;
 
+	/* A process that exec'd during the walk (the same start time) is read again, as
+	 * the program it is now; one that exited fails (-ESRCH). */
+	mr_clear_error();
+	do {
+		memset(w->region_bytes, 0, w->nr_regions * sizeof(uint64_t));
+		memset(w->node_bytes, 0, sizeof(w->node_bytes));
+		w->unplaced_bytes = w->total_bytes = 0;
+		ret = mr_pagemap_walk(pid, 0, UINT64_MAX, MR_PAGEMAP_SKIP_PROT_NONE, where_chunk, &ww);
+	} while (ret == -ESRCH && --tries && known && mr_proc_same(pid, start) == 0);
 	if (ww.hidden)
 		return 0;
 	return ret < 0 ? ret : 1;

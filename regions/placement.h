@@ -58,7 +58,9 @@ int mr_numa_maps_parse_line(const char *line, uint64_t node_bytes[MR_MAX_NODES])
  * guard areas: nothing there can be accessed) are skipped too. @fn gets each
  * chunk: @nr entries for the pages from @vaddr on; non-zero from it stops the walk
  * and is returned. 0 or -errno (mr_error set). A fixture's pagemap may end early:
- * the walk stops there.
+ * the walk stops there. A live one that ends early belonged to an address space
+ * that is gone: the process exited or exec'd during the walk, -ESRCH (what @fn was
+ * given is then only part of it).
  */
 #define MR_PAGEMAP_CHUNK 4096u		/* entries per pread: 32 KiB */
 #define MR_PAGEMAP_SKIP_PROT_NONE 1u

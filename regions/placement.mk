@@ -9,7 +9,7 @@ check_PROGRAMS += tests/unit/test-placement
 tests_unit_test_placement_SOURCES = tests/unit/test-placement.c
 tests_unit_test_placement_CFLAGS = $(MR_TEST_CFLAGS)
 tests_unit_test_placement_LDADD = $(MR_TEST_LDADD)
-tests_unit_test_placement_LDFLAGS = -Wl,--wrap=mr_sys_move_pages
+tests_unit_test_placement_LDFLAGS = -Wl,--wrap=mr_sys_move_pages -Wl,--wrap=mr_root_pread
 TESTS += tests/unit/test-placement
 
 # The offline state file against a fake block tree: writes only through the wrappers.

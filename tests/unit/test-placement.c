@@ -1,9 +1,10 @@
 /* Unit tests of the placement primitives (regions/pagemap.c, move.c, blocks.c):
- * pagemap and numa_maps parsing against a fixture root, move_pages status accounting
- * with mr_sys_move_pages wrapped, offline planning, refusal, rollback, time-out and
- * the state file with an injected block writer (the state file itself:
- * tests/unit/test-blockstate.c). Nothing here writes to
- * the kernel: the writer is a fake, and plans read a fixture tree. */
+ * pagemap and numa_maps parsing against a fixture root, a live pagemap walk whose
+ * process exits or execs during it (children of the test, read only), move_pages
+ * status accounting with mr_sys_move_pages wrapped, offline planning, refusal,
+ * rollback, time-out and the state file with an injected block writer (the state
+ * file itself: tests/unit/test-blockstate.c). Nothing here writes to the kernel:
+ * the writer is a fake, and plans read a fixture tree. */
 #include "config.h"
 
 #include <errno.h>
@@ -16,7 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -190,6 +194,155 @@ static void test_where_pagemap(void **state)
 	assert_int_equal(w.total_bytes, 3 * PAGE);
 	assert_int_equal(w.node_bytes[0], PAGE);
 	assert_int_equal(w.node_bytes[1], PAGE);
+	mr_where_destroy(&w);
+}
+
+/* ---- a live pagemap whose address space goes away during the walk ----
+ * A child with its mappings written waits for a byte on a pipe, then exits or execs
+ * sleep; the walk's callback sends the byte at the first chunk and waits until it
+ * happened, so the walk's later reads find the address space gone. */
+
+struct gone {
+	pid_t pid;
+	int go;			/* the child's pipe */
+	bool exec;
+	unsigned chunks;
+};
+
+static bool child_is_sleep(pid_t pid)
+{
+	char path[64], exe[PATH_MAX];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	return strstr(exe, "sleep") != NULL;
+}
+
+static int gone_chunk(uint64_t vaddr, const uint64_t *e, size_t nr, void *arg)
+{
+	struct gone *g = arg;
+
+	(void)vaddr;
+	(void)e;
+	(void)nr;
+	if (g->chunks++)
+		return 0;
+	assert_int_equal(write(g->go, "x", 1), 1);
+	if (g->exec) {
+		for (int i = 0; i < 1000 && !child_is_sleep(g->pid); i++)
+			usleep(10000);
+		assert_true(child_is_sleep(g->pid));
+	} else {
+		assert_int_equal(waitpid(g->pid, NULL, 0), g->pid);
+	}
+	return 0;
+}
+
+static pid_t start_child(int *go)
+{
+	int ready[2], gop[2];
+	char c;
+	pid_t pid;
+
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(gop), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* mappings apart (alternate protections), so the walk reads each on its own */
+		for (int i = 0; i < 8; i++) {
+			char *m = mmap(NULL, 1u << 20, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			if (m == MAP_FAILED)
+				_exit(99);
+			memset(m, 1, 1u << 20);
+			if (i % 2)
+				mprotect(m, 1u << 20, PROT_READ);
+		}
+		if (write(ready[1], "r", 1) != 1 || read(gop[0], &c, 1) != 1)
+			_exit(98);
+		if (c == 'x' && getenv("MR_TEST_CHILD_EXEC"))
+			execl("/bin/sleep", "sleep", "30", (char *)NULL);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(gop[0]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	*go = gop[1];
+	return pid;
+}
+
+static void walk_gone(bool exec)
+{
+	struct gone g = { .exec = exec };
+	int ret;
+
+	assert_int_equal(mr_root_set("/"), 0);
+	if (exec)
+		setenv("MR_TEST_CHILD_EXEC", "1", 1);
+	g.pid = start_child(&g.go);
+	unsetenv("MR_TEST_CHILD_EXEC");
+	ret = mr_pagemap_walk(g.pid, 0, UINT64_MAX, 0, gone_chunk, &g);
+	if (exec) {
+		kill(g.pid, SIGKILL);
+		waitpid(g.pid, NULL, 0);
+	}
+	close(g.go);
+	/* Before: 0, the walk ended at the first read that found nothing, as if at the
+	 * end of a fixture's file, its result a part of the process's pages. */
+	assert_int_equal(ret, -ESRCH);
+	assert_non_null(strstr(mr_last_error(), "exited or exec'd during the walk"));
+	assert_int_equal(g.chunks, 1);
+}
+
+static void test_pagemap_walk_exit(void **state)
+{
+	(void)state;
+	walk_gone(false);
+}
+
+static void test_pagemap_walk_exec(void **state)
+{
+	(void)state;
+	walk_gone(true);
+}
+
+/* mr_where_pid reads a process that exec'd during the walk again: a read that
+ * finds nothing (as after an exec) made to happen once, on this process. */
+static int pread_zero_at = -1, pread_calls;
+long __real_mr_root_pread(int fd, void *buf, size_t len, uint64_t off);
+long __wrap_mr_root_pread(int fd, void *buf, size_t len, uint64_t off);
+long __wrap_mr_root_pread(int fd, void *buf, size_t len, uint64_t off)
+{
+	if (pread_calls++ == pread_zero_at)
+		return 0;
+	return __real_mr_root_pread(fd, buf, len, off);
+}
+
+static void test_where_exec_again(void **state)
+{
+	struct mr_where clean, w;
+
+	(void)state;
+	make_map();
+	assert_int_equal(mr_root_set("/"), 0);
+	assert_int_equal(mr_where_pid(&map, getpid(), &clean), 0);
+	assert_true(clean.total_bytes > 0);
+	pread_calls = 0;
+	pread_zero_at = 1;
+	assert_int_equal(mr_where_pid(&map, getpid(), &w), 0);
+	pread_zero_at = -1;
+	assert_true(pread_calls > 2);
+	/* counted once, from the second walk: not the first walk's part added to it */
+	assert_true(w.total_bytes <= clean.total_bytes + (clean.total_bytes >> 3));
+	assert_true(w.total_bytes >= clean.total_bytes - (clean.total_bytes >> 3));
+	mr_where_destroy(&clean);
 	mr_where_destroy(&w);
 }
 
@@ -562,6 +715,9 @@ int main(void)
 		cmocka_unit_test(test_numa_maps_line),
 		cmocka_unit_test_setup_teardown(test_where_pagemap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_where_numa_maps_fallback, setup, teardown),
+		cmocka_unit_test(test_pagemap_walk_exit),
+		cmocka_unit_test(test_pagemap_walk_exec),
+		cmocka_unit_test(test_where_exec_again),
 		cmocka_unit_test_setup_teardown(test_move_accounting, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_move_region_filter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offline_plan, setup, teardown),
