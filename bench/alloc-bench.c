@@ -172,6 +172,58 @@ static int w_falseshare(void)
 	return 0;
 }
 
+/* Threads coming and going: THR_ROUNDS rounds of THR_WIDTH threads at once (a
+ * server that starts a thread per request), each making THR_OPS objects (two in
+ * three of 1-2000 bytes, one in three of 1-300000) and passing each through a shared
+ * array, freeing the one it replaces: most of a thread's objects are freed by
+ * others, many after it exited. */
+#define THR_ROUNDS 4
+#define THR_WIDTH 1000
+#define THR_OPS 300
+#define THR_SLOTS 4096
+static _Atomic(void *) thr_slot[THR_SLOTS];
+
+static void *thr_thread(void *arg)
+{
+	uint64_t s = (uintptr_t)arg * 0x9e3779b97f4a7c15u | 1;
+	int i;
+
+	for (i = 0; i < THR_OPS; i++) {
+		uint64_t r = aw_rng(&s);
+		size_t n = r % 3 ? (r >> 8) % 2000 + 1 : (r >> 8) % 300000 + 1;
+		void *p = malloc(n);
+
+		memset(p, i, n < 100 ? n : 100);
+		free(atomic_exchange(&thr_slot[(r >> 40) % THR_SLOTS], p));
+	}
+	return NULL;
+}
+
+static int w_threads(void)
+{
+	static pthread_t t[THR_WIDTH];
+	pthread_attr_t attr;
+	int round, i, err;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 << 10);
+	for (round = 0; round < THR_ROUNDS; round++) {
+		for (i = 0; i < THR_WIDTH; i++) {
+			err = pthread_create(&t[i], &attr, thr_thread,
+					     (void *)(uintptr_t)(round * THR_WIDTH + i + 1));
+			if (err) {
+				fprintf(stderr, "alloc-bench threads: thread %d: %s\n", i, strerror(err));
+				return 1;
+			}
+		}
+		for (i = 0; i < THR_WIDTH; i++)
+			pthread_join(t[i], NULL);
+	}
+	for (i = 0; i < THR_SLOTS; i++)
+		free(atomic_load(&thr_slot[i]));
+	return 0;
+}
+
 /* Single-thread small-object churn. */
 static int w_churn(void)
 {
@@ -482,6 +534,7 @@ int main(int argc, char **argv)
 		{ "server", w_server }, { "prodcons", w_prodcons }, { "falseshare", w_falseshare },
 		{ "churn", w_churn }, { "realloc", w_realloc }, { "frag", w_frag },
 		{ "packing", w_packing }, { "hotset", w_hotset }, { "lifetimes", w_lifetimes },
+		{ "threads", w_threads },
 	};
 	unsigned i;
 
@@ -489,6 +542,6 @@ int main(int argc, char **argv)
 		for (i = 0; i < sizeof(w) / sizeof(w[0]); i++)
 			if (strcmp(argv[1], w[i].name) == 0)
 				return w[i].fn();
-	fprintf(stderr, "usage: alloc-bench server|prodcons|falseshare|churn|realloc|frag|packing|hotset|lifetimes\n");
+	fprintf(stderr, "usage: alloc-bench server|prodcons|falseshare|churn|realloc|frag|packing|hotset|lifetimes|threads\n");
 	return 2;
 }

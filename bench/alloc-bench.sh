@@ -16,8 +16,9 @@ RUNS=5
 DEFAULT="server prodcons falseshare churn realloc frag packing hotset lifetimes gcc python sqlite git jq tcl"
 # More programs that make many small objects, not in the default list (the goals of
 # docs/allocator.md are over that one): perl and mawk count the words of a generated
-# 20 MB text (50 000 distinct), objdump disassembles git, bc computes pi to 2000 digits.
-MORE="perl mawk objdump bc"
+# 20 MB text (50 000 distinct), objdump disassembles git, bc computes pi to 2000 digits;
+# and alloc-bench's threads, a thousand threads at a time passing objects between them.
+MORE="perl mawk objdump bc threads"
 WORKLOADS=$DEFAULT
 while getopts n:w: o; do
 	case $o in
