@@ -74,7 +74,7 @@ static int take(const unsigned char **p, const unsigned char *end, void *out, si
 
 long mr_mon_perf_parse(const void *buf, size_t len, uint64_t sample_type,
 		       void (*fn)(const struct mr_perf_sample *s, void *arg), void *arg,
-		       uint64_t *lost)
+		       uint64_t *lost, bool *execd)
 {
 	const uint64_t supported = MR_PERF_SAMPLE_TYPE | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
 				   PERF_SAMPLE_PHYS_ADDR | PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_ID;
@@ -98,7 +98,10 @@ long mr_mon_perf_parse(const void *buf, size_t len, uint64_t sample_type,
 			return mr_error(-EINVAL, "perf: record at offset %zu: size %u does not fit",
 					(size_t)(rec - (const unsigned char *)buf), h.size);
 		rend = rec + h.size;
-		if (h.type == PERF_RECORD_LOST) {
+		if (h.type == PERF_RECORD_COMM && (h.misc & PERF_RECORD_MISC_COMM_EXEC)) {
+			if (execd)
+				*execd = true;
+		} else if (h.type == PERF_RECORD_LOST) {
 			uint64_t id_lost[2];
 
 			if (take(&p, rend, id_lost, sizeof(id_lost)))
@@ -141,7 +144,7 @@ long mr_mon_perf_parse(const void *buf, size_t len, uint64_t sample_type,
 				fn(&s, arg);
 			n++;
 		}
-		p = rend;	/* other records (MMAP, COMM, ...) are not needed */
+		p = rend;	/* other records (MMAP, COMM of a new name, ...) are not needed */
 	}
 	return n;
 }
@@ -165,6 +168,10 @@ static int open_event(pid_t pid, struct perf_priv *p)
 
 	if (err)
 		return err;
+	/* a COMM record when the target execs (Linux 3.16): its regions are then another
+	 * program's, and the core starts again on the new one */
+	attr.comm = 1;
+	attr.comm_exec = 1;
 	p->fd = (int)mr_sys_perf_event_open(&attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (p->fd < 0)
 		return mr_error(-ENOTSUP, "perf: perf_event_open(%s): %s", name, strerror(errno));
@@ -188,8 +195,10 @@ static void close_event(struct perf_priv *p)
 	p->fd = -1;
 }
 
-/* Hand the records between data_tail and data_head to the parser, then free them. */
-static long drain(struct perf_priv *p, void (*fn)(const struct mr_perf_sample *, void *), void *arg)
+/* Hand the records between data_tail and data_head to the parser, then free them.
+ * *@execd: the target exec'd (see mr_mon_perf_parse). */
+static long drain(struct perf_priv *p, void (*fn)(const struct mr_perf_sample *, void *), void *arg,
+		  bool *execd)
 {
 	struct perf_event_mmap_page *meta = p->ring;
 	unsigned char *data = (unsigned char *)p->ring + meta->data_offset;
@@ -209,7 +218,7 @@ static long drain(struct perf_priv *p, void (*fn)(const struct mr_perf_sample *,
 		memcpy(p->copy, data + off, size - off);
 		memcpy(p->copy + (size - off), data, used - (size - off));
 	}
-	n = mr_mon_perf_parse(p->copy, used, p->sample_type, fn, arg, NULL);
+	n = mr_mon_perf_parse(p->copy, used, p->sample_type, fn, arg, NULL, execd);
 	__atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
 	return n;
 }
@@ -246,7 +255,7 @@ static int perf_selftest(struct mr_mon_ctx *ctx)
 	for (round = 0; round < 20 && !range[2]; round++) {
 		for (i = 0; i < (8u << 20); i += 64)
 			(void)buf[(i * 7919) % (8u << 20)];
-		if (drain(&p, count_self, range) < 0)
+		if (drain(&p, count_self, range, NULL) < 0)
 			break;
 	}
 	free((void *)buf);
@@ -299,6 +308,7 @@ static void mark(const struct mr_perf_sample *s, void *arg)
 static int perf_check(struct mr_mon_ctx *ctx, uint32_t *max_nr)
 {
 	struct perf_priv *p = ctx->priv;
+	bool execd = false;
 	size_t i;
 	long n;
 
@@ -312,9 +322,13 @@ static int perf_check(struct mr_mon_ctx *ctx, uint32_t *max_nr)
 		p->cap_hit = ctx->target.nr_regions + 1;
 	}
 	memset(p->hit, 0, p->cap_hit * sizeof(bool));
-	n = drain(p, mark, ctx);
+	n = drain(p, mark, ctx, &execd);
 	if (n < 0)
 		return (int)n;
+	/* its address space is another program's: the core makes the regions afresh
+	 * (monitor/core.c, a target that execs), and this interval's samples go */
+	if (execd)
+		return mr_error(-ESRCH, "perf: pid %d exec'd", (int)ctx->target.pid);
 	for (i = 0; i < ctx->target.nr_regions; i++) {
 		if (p->hit[i])
 			ctx->target.regions[i].nr_accesses++;

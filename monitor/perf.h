@@ -5,6 +5,7 @@
 
 /* libpfm4 ships its own copy of the perf ABI; linux/perf_event.h would clash */
 #include <perfmon/pfmlib_perf_event.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,10 +35,11 @@ int mr_mon_perf_encode(unsigned min_latency, uint64_t period, struct perf_event_
 /* Parse perf records in @buf (@len bytes) written with @sample_type (a subset of
  * MR_PERF_SAMPLE_TYPE | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_PHYS_ADDR);
  * calls @fn per PERF_RECORD_SAMPLE, skips other record types (counting LOST
- * records' lost samples in *@lost). Returns the number of samples, or -EINVAL
- * for a malformed record (with mr_error). */
+ * records' lost samples in *@lost, and setting *@execd on a COMM record of an exec:
+ * the samples after it are of another program's addresses). Returns the number of
+ * samples, or -EINVAL for a malformed record (with mr_error). */
 long mr_mon_perf_parse(const void *buf, size_t len, uint64_t sample_type,
 		       void (*fn)(const struct mr_perf_sample *s, void *arg), void *arg,
-		       uint64_t *lost);
+		       uint64_t *lost, bool *execd);
 
 #endif

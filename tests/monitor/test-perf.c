@@ -134,6 +134,7 @@ static void test_parse(void **state)
 	char path[1024];
 	struct got g = { .n = 0 };
 	uint64_t lost = 0;
+	bool execd = false;
 	size_t len;
 	unsigned char *buf;
 
@@ -141,9 +142,11 @@ static void test_parse(void **state)
 		 getenv("top_srcdir") ? getenv("top_srcdir") : ".");
 	buf = load_hex(path, &len);
 	assert_int_equal(len, 56 + 32 + 24 + 56 + 56);
-	assert_int_equal(mr_mon_perf_parse(buf, len, MR_PERF_SAMPLE_TYPE, collect, &g, &lost), 3);
+	assert_int_equal(mr_mon_perf_parse(buf, len, MR_PERF_SAMPLE_TYPE, collect, &g, &lost,
+					   &execd), 3);
 	assert_int_equal(g.n, 3);
 	assert_int_equal(lost, 3);
+	assert_false(execd);	/* its other record is no COMM */
 	assert_int_equal(g.s[0].ip, 0x401000);
 	assert_int_equal(g.s[0].pid, 100);
 	assert_int_equal(g.s[0].tid, 101);
@@ -157,23 +160,50 @@ static void test_parse(void **state)
 	assert_int_equal(g.s[2].weight, 900);
 
 	/* cut inside the last record */
-	assert_int_equal(mr_mon_perf_parse(buf, len - 5, MR_PERF_SAMPLE_TYPE, NULL, NULL, NULL),
+	assert_int_equal(mr_mon_perf_parse(buf, len - 5, MR_PERF_SAMPLE_TYPE, NULL, NULL, NULL, NULL),
 			 -EINVAL);
 	assert_non_null(strstr(mr_last_error(), "does not fit"));
 	/* read with the wrong sample type: the sizes disagree */
 	assert_int_equal(mr_mon_perf_parse(buf, len, MR_PERF_SAMPLE_TYPE | PERF_SAMPLE_PHYS_ADDR,
-					   NULL, NULL, NULL), -EINVAL);
+					   NULL, NULL, NULL, NULL), -EINVAL);
 	assert_non_null(strstr(mr_last_error(), "needs more"));
 	assert_int_equal(mr_mon_perf_parse(buf, len, MR_PERF_SAMPLE_TYPE & ~PERF_SAMPLE_TIME,
-					   NULL, NULL, NULL), -EINVAL);
+					   NULL, NULL, NULL, NULL), -EINVAL);
 	assert_non_null(strstr(mr_last_error(), "needs fewer"));
 	/* fields the parser cannot read are refused up front */
-	assert_int_equal(mr_mon_perf_parse(buf, len, PERF_SAMPLE_CALLCHAIN, NULL, NULL, NULL),
+	assert_int_equal(mr_mon_perf_parse(buf, len, PERF_SAMPLE_CALLCHAIN, NULL, NULL, NULL, NULL),
 			 -EINVAL);
 	/* a zero-size header would loop forever: refused */
 	memset(buf, 0, 8);
-	assert_int_equal(mr_mon_perf_parse(buf, len, MR_PERF_SAMPLE_TYPE, NULL, NULL, NULL), -EINVAL);
+	assert_int_equal(mr_mon_perf_parse(buf, len, MR_PERF_SAMPLE_TYPE, NULL, NULL, NULL, NULL),
+			 -EINVAL);
 	free(buf);
+}
+
+/* COMM records, as perf_event.h lays them out: a header, pid and tid, the name NUL-
+ * padded to 8 bytes. One with PERF_RECORD_MISC_COMM_EXEC (the target exec'd) sets
+ * *execd; one without (a thread renamed itself, prctl PR_SET_NAME) does not. */
+static void test_parse_exec(void **state)
+{
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, tid;
+		char comm[8];
+	} rec = { { PERF_RECORD_COMM, 2 /* PERF_RECORD_MISC_USER */, sizeof(rec) }, 100, 100, "sleep" };
+	bool execd = false;
+
+	(void)state;
+	assert_int_equal(sizeof(rec), 24);
+	assert_int_equal(mr_mon_perf_parse(&rec, sizeof(rec), MR_PERF_SAMPLE_TYPE, NULL, NULL,
+					   NULL, &execd), 0);
+	assert_false(execd);
+	rec.h.misc |= PERF_RECORD_MISC_COMM_EXEC;
+	assert_int_equal(mr_mon_perf_parse(&rec, sizeof(rec), MR_PERF_SAMPLE_TYPE, NULL, NULL,
+					   NULL, &execd), 0);
+	assert_true(execd);
+	/* no place to say it: parsed all the same */
+	assert_int_equal(mr_mon_perf_parse(&rec, sizeof(rec), MR_PERF_SAMPLE_TYPE, NULL, NULL,
+					   NULL, NULL), 0);
 }
 
 int main(void)
@@ -181,6 +211,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_encode),
 		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_parse_exec),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
