@@ -65,3 +65,9 @@ if ENABLE_TESTS
 TESTS += tests/unit/lab-retry.sh
 endif
 EXTRA_DIST += tests/unit/lab-retry.sh
+
+# scripts/test-summary, the end of scripts/check: counts, skip reasons, exit status.
+if ENABLE_TESTS
+TESTS += tests/unit/check-summary.sh
+endif
+EXTRA_DIST += tests/unit/check-summary.sh
