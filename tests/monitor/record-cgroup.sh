@@ -16,12 +16,20 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 cg=$tmp/cg
 mkdir "$cg" && : >"$cg/cgroup.controllers" && : >"$cg/cgroup.procs" || fail "fake cgroup"
+# The group's members now: PIDs, one a line. Written beside it and renamed over it,
+# so that a read sees the old list or the new one; `>` truncates first, and a record
+# that read the file empty in between saw every process leave (and come back as new
+# ones: seen once in CI).
+procs() {
+	printf '%s\n' "$@" | sed '/^$/d' >"$tmp/procs.new" && mv "$tmp/procs.new" "$cg/cgroup.procs" ||
+		fail "writing the fake cgroup.procs"
+}
 # each child writes 4 MiB page by page until killed
 printf 'stride 4K\narea a 4M\nphase 60s a seq rw\n' >"$tmp/c"
 "$gen" "$tmp/c" >/dev/null & p1=$!
 "$gen" "$tmp/c" >/dev/null & p2=$!
 kids="$p1 $p2"
-printf '%s\n%s\n' $p1 $p2 >"$cg/cgroup.procs"
+procs $p1 $p2
 
 # 1. refusals: whole messages, exit status, nothing written
 check() {	# NAME STATUS MESSAGE -- ARGS...
@@ -55,7 +63,7 @@ rec=$!
 sleep 1
 "$gen" "$tmp/c" >/dev/null & p3=$!
 kids="$kids $p3"
-printf '%s\n%s\n' $p2 $p3 >"$cg/cgroup.procs"
+procs $p2 $p3
 wait $rec || { cat "$tmp/rec.err"; fail "record --cgroup exited $?"; }
 kill -0 $p1 || fail "p1 is gone: it should have left the group alive"
 cat "$tmp/rec.err"
@@ -85,7 +93,7 @@ ended=$(sed -n 's/^memregctl record: pid \([0-9]*\) (cgroup .*) recorded until t
 	"$out: 3 processes followed, 0 too short to record, 0 failed" ] || fail "summary line"
 
 # 3. an empty group: nothing joins, nothing recorded, exit 1
-: >"$cg/cgroup.procs"
+procs
 "$ctl" record -b refs --apply --cgroup "$cg" -o "$tmp/empty" -d 0.3s 2>"$tmp/err"
 rc=$?
 [ $rc -eq 1 ] || fail "empty group: exit $rc, want 1"
