@@ -131,11 +131,17 @@ bool mr_os_move_pages(void *to, void *from, size_t len)
 #define MADV_POPULATE_WRITE 23
 #endif
 
-bool mr_os_data_limited(void)
+/* The soft limit of @resource, RLIM_INFINITY if none (or unknown). */
+static rlim_t soft_limit(int resource)
 {
 	struct rlimit rl;
 
-	return getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
+	return getrlimit(resource, &rl) == 0 ? rl.rlim_cur : RLIM_INFINITY;
+}
+
+bool mr_os_data_limited(void)
+{
+	return soft_limit(RLIMIT_DATA) != RLIM_INFINITY;
 }
 
 int mr_os_commit(void *addr, size_t len)
@@ -664,11 +670,11 @@ static int reserve_stepped(size_t step, size_t sstep, size_t max, size_t smax, s
  * half of the threads' stacks no longer fitted (under glibc they do). */
 static uint32_t first_step(uint32_t max_regions, size_t rs)
 {
-	struct rlimit rl;
+	rlim_t as = soft_limit(RLIMIT_AS);
 	uint32_t n = max_regions / 2;
 
-	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-		while (n > 1 && (uint64_t)n * rs > rl.rlim_cur / 8)
+	if (as != RLIM_INFINITY)
+		while (n > 1 && (uint64_t)n * rs > as / 8)
 			n /= 2;
 	return n;
 }

@@ -227,6 +227,14 @@ static int where_chunk(uint64_t vaddr, const uint64_t *e, size_t nr, void *arg)
 	return 0;
 }
 
+/* @w counts nothing (its region array kept): before each reading. */
+static void where_zero(struct mr_where *w)
+{
+	memset(w->region_bytes, 0, w->nr_regions * sizeof(uint64_t));
+	memset(w->node_bytes, 0, sizeof(w->node_bytes));
+	w->unplaced_bytes = w->total_bytes = 0;
+}
+
 /* 1 when every present page showed its frame, 0 when frames are hidden (not root).
  * PROT_NONE mappings are not read, as move and record's placement do not read them:
  * they are reservations and guard areas, and libmemreg's arena is 259 GiB of address
@@ -245,9 +253,7 @@ static int where_pagemap(const struct mr_region_map *map, int pid, struct mr_whe
 	 * the program it is now; one that exited fails (-ESRCH). */
 	mr_clear_error();
 	do {
-		memset(w->region_bytes, 0, w->nr_regions * sizeof(uint64_t));
-		memset(w->node_bytes, 0, sizeof(w->node_bytes));
-		w->unplaced_bytes = w->total_bytes = 0;
+		where_zero(w);
 		ret = mr_pagemap_walk(pid, 0, UINT64_MAX, MR_PAGEMAP_SKIP_PROT_NONE, where_chunk, &ww);
 	} while (ret == -ESRCH && --tries && known && mr_proc_same(pid, start) == 0);
 	if (ww.hidden)
@@ -278,9 +284,7 @@ int mr_where_pid(const struct mr_region_map *map, int pid, struct mr_where *w)
 		return ret;
 	}
 	/* Frames hidden (or not placeable): start again from numa_maps. */
-	memset(w->region_bytes, 0, map->nr_regions * sizeof(uint64_t));
-	memset(w->node_bytes, 0, sizeof(w->node_bytes));
-	w->unplaced_bytes = w->total_bytes = 0;
+	where_zero(w);
 	ret = where_numa_maps(map, pid, w);
 	if (ret)
 		mr_where_destroy(w);
