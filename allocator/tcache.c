@@ -1031,6 +1031,10 @@ static bool steal_inboxes(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 	unsigned n = 0;
 	bool got = false;
 
+	if (tc->steal_wait) {
+		tc->steal_wait--;
+		return false;
+	}
 	/* The list only grows at its head, and no cache leaves it: a cursor stays on it. */
 	c = __atomic_load_n(&steal_cursor, __ATOMIC_RELAXED);
 	first = c = c ? c : head;

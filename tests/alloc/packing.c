@@ -4,6 +4,7 @@
  * under many others exited since, or live) reused by the next allocation instead of
  * growing the heap. */
 #include <dlfcn.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -234,6 +235,85 @@ static int mode_reuse(int live, int buried)
 	return 0;
 }
 
+/* ---- steal-wait: a look at others' inboxes that found nothing waits ----
+ * A thread about to make a new slab first looks at live threads' inboxes for
+ * objects of its class; one whose look found nothing skips its next 1, 3, 7 ...
+ * 127 looks (tcache.c, steal_inboxes). Thread L allocates objects of 208 bytes,
+ * main frees them (they wait in L's inbox: L is alive and does not allocate), and a
+ * new thread W (a new cache: no thread has exited yet) makes a slab of another
+ * class, whose look finds nothing, then asks for 208 bytes: that refill skips its
+ * look and makes a slab (without the wait it takes one of L's objects), and one of
+ * the next slabs' looks takes them. */
+#define WAIT_N 600u
+#define WAIT_SIZE 208u
+static void *wait_p[WAIT_N];
+static pthread_barrier_t wait_in, wait_out;
+
+static void *wait_holder(void *arg)
+{
+	unsigned i;
+
+	for (i = 0; i < WAIT_N; i++)
+		memset(wait_p[i] = malloc(WAIT_SIZE), 1, WAIT_SIZE);
+	pthread_barrier_wait(&wait_in);
+	pthread_barrier_wait(&wait_out);	/* alive until main is done */
+	return arg;
+}
+
+static bool wait_is_holders(const void *p)
+{
+	unsigned i;
+
+	for (i = 0; i < WAIT_N; i++)
+		if (wait_p[i] == p)
+			return true;
+	return false;
+}
+
+static void *wait_taker(void *arg)
+{
+	void *other = malloc(3000), *first, *p;	/* a new slab: its look finds nothing */
+	unsigned i;
+
+	first = malloc(WAIT_SIZE);
+	if (wait_is_holders(first)) {
+		fprintf(stderr, "steal-wait: the refill right after a look that found nothing took another thread's object (it looked again)\n");
+		return (void *)1;
+	}
+	for (i = 0; i < 4 * (65536 / WAIT_SIZE); i++) {
+		p = malloc(WAIT_SIZE);
+		if (wait_is_holders(p)) {
+			printf("steal-wait: the first refill skipped its look; the holder's objects taken after %u more\n",
+			       i + 1);
+			free(other);
+			return NULL;
+		}
+	}
+	fprintf(stderr, "steal-wait: none of a live thread's %u freed objects taken in %u allocations of their size\n",
+		WAIT_N, i);
+	return (void *)1;
+}
+
+static int mode_steal_wait(void)
+{
+	pthread_t holder, taker;
+	void *ret;
+	unsigned i;
+
+	if (pthread_barrier_init(&wait_in, NULL, 2) || pthread_barrier_init(&wait_out, NULL, 2) ||
+	    pthread_create(&holder, NULL, wait_holder, NULL) != 0)
+		return 99;
+	pthread_barrier_wait(&wait_in);
+	for (i = 0; i < WAIT_N; i++)
+		free(wait_p[i]);
+	malloc_trim(0);		/* main's batches of remote frees go out now */
+	if (pthread_create(&taker, NULL, wait_taker, NULL) != 0 || pthread_join(taker, &ret) != 0)
+		return 99;
+	pthread_barrier_wait(&wait_out);
+	pthread_join(holder, NULL);
+	return ret ? 1 : 0;
+}
+
 /* ---- churn: random lifetimes, packing from the allocation order alone ----
  * alloc-bench's lifetimes workload, scaled to 4 MiB regions: a ramp of about 45 MiB
  * of mixed sizes (16 B .. 16 KiB) dying at random through a churn of 200 K
@@ -335,10 +415,12 @@ int main(int argc, char **argv)
 		return mode_reuse(0, 1);
 	if (!strcmp(m, "live"))
 		return mode_reuse(1, 0);
+	if (!strcmp(m, "steal-wait"))
+		return mode_steal_wait();
 	if (!strcmp(m, "churn"))
 		return mode_churn(false);
 	if (!strcmp(m, "churn-threaded"))
 		return mode_churn(true);
-	fprintf(stderr, "usage: packing lowest|hot|exited|exited-buried|live|churn|churn-threaded\n");
+	fprintf(stderr, "usage: packing lowest|hot|exited|exited-buried|live|steal-wait|churn|churn-threaded\n");
 	return 99;
 }

@@ -10,7 +10,7 @@
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 status=0
-for mode in lowest:1M hot:1M exited:64M exited-buried:64M live:64M churn:4M churn-threaded:16M; do
+for mode in lowest:1M hot:1M exited:64M exited-buried:64M live:64M steal-wait:64M churn:4M churn-threaded:16M; do
 	if MEMREG_REGION_SIZE=${mode#*:} run_preloaded "$tmp/${mode%:*}.err" "$top_builddir/tests/alloc/packing" "${mode%:*}" \
 		>"$tmp/${mode%:*}.out"; then
 		cat "$tmp/${mode%:*}.out"
