@@ -504,11 +504,15 @@ void mr_heap_corrupt(const char *msg)
  * pthread_mutex_lock. The pool is for batches beyond a thread's spares and for new
  * ones. An owner that does not drain (a thread that stopped allocating)
  * would pile batches up, 8 bytes per object: past MR_RBATCH_BACKLOG waiting, a full
- * batch's objects go onto the object inbox instead, linked, and the batch is kept. */
+ * batch's objects go onto the object inbox instead, linked, and the batch is kept.
+ * So do those of a batch of fewer than MR_RBATCH_LINK objects whose out slot another
+ * owner's free takes: a thread freeing to more owners than it has slots (a thousand
+ * threads freeing each other's objects) would send batches of one object. */
 #define MR_RBATCH_OBJS 60
 #define MR_RBATCH_BYTES (64u << 10)
 #define MR_RBATCH_BACKLOG 32u
 #define MR_RBATCH_SPARE 8u
+#define MR_RBATCH_LINK 4u
 
 struct mr_rbatch {
 	struct mr_rbatch *next;		/* in an inbox, the pool or the spares */
@@ -634,17 +638,29 @@ static void inbox_push_batches(struct mr_tcache *owner, struct mr_rbatch *head,
 	atomic_fetch_add_explicit(&owner->inbox_nbatches, n, memory_order_relaxed);
 }
 
+/* Batch @b's objects (at least one) onto its owner's object inbox, linked; @b is
+ * left empty. An object in it twice (freed twice by this thread, neither free
+ * seeing the other) would link to itself: the key, written by the first push, says
+ * so. */
+static void rbatch_link(struct mr_rbatch *b)
+{
+	void *chain = NULL;
+
+	for (uint32_t i = b->n; i-- > 0;) {
+		check_remote(b->obj[i]);
+		mr_list_push(&chain, b->obj[i]);	/* keyed and linked, obj[0] first */
+	}
+	inbox_push_chain(b->owner, chain, b->obj[b->n - 1]);
+	b->n = b->bytes = 0;
+}
+
 /* Send batch @b (not empty) to its owner, from @tc's out slots. */
 static void rbatch_send(struct mr_tcache *tc, struct mr_rbatch *b)
 {
 	struct mr_tcache *owner = b->owner;
 
 	if (atomic_load_explicit(&owner->inbox_nbatches, memory_order_relaxed) >= MR_RBATCH_BACKLOG) {
-		void *chain = NULL;
-
-		for (uint32_t i = b->n; i-- > 0;)
-			mr_list_push(&chain, b->obj[i]);	/* keyed and linked, obj[0] first */
-		inbox_push_chain(owner, chain, b->obj[b->n - 1]);
+		rbatch_link(b);
 		rbatch_put(tc, b);
 		return;
 	}
@@ -666,12 +682,16 @@ void mr_remote_free(struct mr_tcache *tc, struct mr_span *s, void *p)
 	slot = &tc->out[owner->id % MR_OUT_SLOTS];
 	b = *slot;
 	if (MR_UNLIKELY(!b || b->owner != owner)) {
-		if (b)
-			rbatch_send(tc, b);
-		b = *slot = rbatch_get(tc);
-		if (MR_UNLIKELY(!b)) {
-			inbox_push(owner, p);
-			return;
+		if (b && b->n < MR_RBATCH_LINK) {
+			rbatch_link(b);		/* the slot's batch serves the new owner */
+		} else {
+			if (b)
+				rbatch_send(tc, b);
+			b = *slot = rbatch_get(tc);
+			if (MR_UNLIKELY(!b)) {
+				inbox_push(owner, p);
+				return;
+			}
 		}
 		b->owner = owner;
 		b->n = b->bytes = 0;

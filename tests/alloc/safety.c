@@ -493,6 +493,36 @@ static void *remote_free_thread(void *p)
 	return NULL;
 }
 
+/* Threads that each allocate one object and exit together: caches of consecutive
+ * ids (every batch slot of a freeing thread, twice over), parked. */
+#define LINKED_OWNERS 8
+static void *linked_obj[LINKED_OWNERS];
+static pthread_barrier_t linked_barrier;
+
+static void *linked_owner_thread(void *arg)
+{
+	linked_obj[(uintptr_t)arg] = malloc(40);
+	pthread_barrier_wait(&linked_barrier);
+	return NULL;
+}
+
+static void *linked_double_thread(void *p)
+{
+	pthread_t t[LINKED_OWNERS];
+	uintptr_t i;
+
+	pthread_barrier_init(&linked_barrier, NULL, LINKED_OWNERS);
+	for (i = 0; i < LINKED_OWNERS; i++)
+		pthread_create(&t[i], NULL, linked_owner_thread, (void *)i);
+	for (i = 0; i < LINKED_OWNERS; i++)
+		pthread_join(t[i], NULL);
+	free(p);
+	free(p);
+	for (i = 0; i < LINKED_OWNERS; i++)
+		free(linked_obj[i]);
+	return NULL;
+}
+
 /* A thread started and joined: the process no longer counts as single-threaded. */
 static void become_threaded(void)
 {
@@ -536,6 +566,17 @@ static int mode_misuse_child(const char *what)
 			pthread_create(&t, NULL, remote_free_thread, p);
 			pthread_join(t, NULL);
 		}
+		for (int i = 0; i < 4096; i++)
+			(void)malloc(40);
+	} else if (!strcmp(what, "remote-double-linked")) {
+		/* Another thread frees p twice in a row (both into its batch for p's
+		 * owner), then an object of an owner that takes the same batch slot: a
+		 * batch of so few objects goes out linked through them, where p would
+		 * link to itself and its owner's next drain would loop. */
+		pthread_t t;
+
+		pthread_create(&t, NULL, linked_double_thread, p);
+		pthread_join(t, NULL);
 		for (int i = 0; i < 4096; i++)
 			(void)malloc(40);
 	} else if (!strcmp(what, "double-noncurrent")) {
@@ -625,6 +666,7 @@ static int mode_misuse(void)
 	expect_abort("misuse-child", "double-noncurrent", "libmemreg: free(): double free detected\n");
 	expect_abort("misuse-child", "remote-double", "libmemreg: free(): double free detected\n");
 	expect_abort("misuse-child", "remote-double-batched", "libmemreg: free(): double free detected\n");
+	expect_abort("misuse-child", "remote-double-linked", "libmemreg: free(): double free detected\n");
 	expect_abort("misuse-child", "double-later",
 		     "libmemreg: malloc(): double free or corrupted free list detected\n");
 	expect_abort("misuse-child", "interior", "libmemreg: free(): invalid pointer\n");
