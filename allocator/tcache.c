@@ -383,11 +383,20 @@ static void spares_check(struct mr_tcache *tc)
 		spares_release(tc, now, (uint32_t)MR_OPT(decay_ms));
 }
 
-/* Slab @s of bin @b, in no list, has no object handed out. */
+/* Slab @s of bin @b, in no list, has no object handed out. Its free list then
+ * holds each of the objects it ever listed (bump) once: a longer one loops, which a
+ * local double free does (free(a), free(b), free(a): only the list's head is
+ * compared at a local free), having counted an object twice and taken used to zero
+ * while another is live. Handed out again, the loop would be caught by the key; a
+ * slab emptied so would go on to the spare or the page heap with the live object in
+ * it, which the next slab overwrites. One walk each time a slab empties. */
 static void slab_empty(struct mr_tcache *tc, struct mr_bin *b, struct mr_span *s)
 {
-	uint32_t now;
+	uint32_t now, n = 0;
 
+	for (void *p = slab_free_head(s); p; p = mr_list_next(p))
+		if (++n > s->bump)
+			mr_heap_corrupt("free(): double free detected");
 	if (b->spare != MR_NONE || MR_OPT(decay_ms) == 0) {
 		slab_release(s);
 		return;
@@ -980,7 +989,7 @@ static bool reclaim_parked(struct mr_tcache *tc, unsigned cls, enum mr_temp temp
 
 /* Take what steal_inboxes wants of @c's batches: @tc's own objects back to its
  * slabs, those of @temp/@cls to its stash; batches left with others go back to
- * @c's inbox (one push), the emptied ones to @tc's spares. */
+ * @c's inbox (one push), the emptied ones back to the threads that filled them. */
 static void steal_batches(struct mr_tcache *tc, struct mr_tcache *c, unsigned cls,
 			  enum mr_temp temp)
 {

@@ -523,6 +523,17 @@ static void *linked_double_thread(void *p)
 	return NULL;
 }
 
+static void *double_current_thread(void *arg)
+{
+	char *a = malloc(100), *b = malloc(100), *c = malloc(100);
+
+	free(a);
+	free(b);
+	free(a);
+	memset(c, 1, 100);	/* live: the thread leaves it to main */
+	return arg;
+}
+
 /* A thread started and joined: the process no longer counts as single-threaded. */
 static void become_threaded(void)
 {
@@ -588,6 +599,33 @@ static int mode_misuse_child(const char *what)
 		free(p);
 		free(p);
 		(void)keep;
+	} else if (!strcmp(what, "double-empty")) {
+		/* A full slab of nine 27000-byte objects, not the bin's current one (a
+		 * tenth opened the next): o[0] freed twice with a free between (only the
+		 * list's head is compared), then all but o[8]: counted, every object is
+		 * free. Emptied so, the slab would be reused with o[8] live in it. */
+		char *o[30];
+		int i;
+
+		for (i = 0; i < 10; i++)
+			o[i] = malloc(27000);
+		free(o[0]);
+		free(o[1]);
+		free(o[0]);
+		for (i = 2; i < 8; i++)
+			free(o[i]);
+		memset(o[8], 8, 27000);
+		for (i = 10; i < 30; i++)
+			if ((o[i] = malloc(27000)) == o[8])
+				fprintf(stderr, "live object handed out again\n");
+	} else if (!strcmp(what, "double-current-exit")) {
+		/* The same in a thread's current slab: a freed twice with a free between
+		 * takes its count of objects out to zero while c is live, and the thread's
+		 * exit gives the slab up. */
+		pthread_t t;
+
+		pthread_create(&t, NULL, double_current_thread, NULL);
+		pthread_join(t, NULL);
 	} else if (!strcmp(what, "spare-double") || !strcmp(what, "spare-remote-double")) {
 		/* Nine objects of 27000 B fill a slab of 256 KiB and a tenth opens the
 		 * next: the first freed whole is kept as its bin's spare (tcache.c),
@@ -664,6 +702,8 @@ static int mode_misuse(void)
 {
 	expect_abort("misuse-child", "double", "libmemreg: free(): double free detected\n");
 	expect_abort("misuse-child", "double-noncurrent", "libmemreg: free(): double free detected\n");
+	expect_abort("misuse-child", "double-empty", "libmemreg: free(): double free detected\n");
+	expect_abort("misuse-child", "double-current-exit", "libmemreg: free(): double free detected\n");
 	expect_abort("misuse-child", "remote-double", "libmemreg: free(): double free detected\n");
 	expect_abort("misuse-child", "remote-double-batched", "libmemreg: free(): double free detected\n");
 	expect_abort("misuse-child", "remote-double-linked", "libmemreg: free(): double free detected\n");
