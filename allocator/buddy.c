@@ -651,7 +651,7 @@ static uint32_t span_out(struct mr_heap *h, uint32_t page, uint32_t npages, uint
 	h->spans[page].head = page;
 	h->spans[page].npages = npages;
 	/* calloc clears only what may not read zero. */
-	h->spans[page].flags = st & MR_FREE_UNCLEAN ? 0 : MR_SPAN_ZEROED;
+	h->spans[page].flags = st & MR_FREE_UNCLEAN || h->purge_failed ? 0 : MR_SPAN_ZEROED;
 	/* glibc's mmap threshold: decided when handed out, as glibc maps a chunk above
 	 * it and unmaps it at its free, whatever it freed in between. */
 	if (above_purge_threshold(h, npages))
@@ -991,7 +991,7 @@ uint32_t mr_buddy_alloc_huge_on(struct mr_heap *h, uint32_t nregions, uint32_t a
 	h->spans[page].kind = MR_SPAN_HUGE;
 	h->spans[page].head = page;
 	h->spans[page].npages = nregions << h->region_order;
-	h->spans[page].flags = zero ? MR_SPAN_ZEROED : 0;
+	h->spans[page].flags = zero && !h->purge_failed ? MR_SPAN_ZEROED : 0;
 	purges_check(h);
 	return page;
 }

@@ -70,6 +70,9 @@ struct mr_heap {
 	uint32_t chunk_order;		/* log2(pages per commit chunk): 2 MiB, 64 per region at most */
 	uint32_t nregions;		/* regions reserved now; ops->grow adds more */
 	uint32_t grow_failed;		/* ops->grow said no once: not asked again */
+	/* A purge failed once (ops set it: locked pages keep their data), so no span
+	 * is handed out as reading zero (MR_SPAN_ZEROED) since. */
+	bool purge_failed;
 	/* The arena is split into nnodes groups of regions, [node_lo, node_hi) each (one
 	 * group on a one-node machine). In each, regions [node_lo, hot_end) were opened
 	 * from the bottom for hot data, in a reserve [node_lo, norm_lo) of their own;

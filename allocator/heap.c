@@ -65,6 +65,7 @@ static void os_purge(struct mr_heap *h, uint32_t r, uint32_t n)
 
 	mr_os_purge(h->base + (size_t)r * rb, rb * n);
 	mr_os_purge((char *)h->spans + (size_t)r * sb, sb * n);
+	h->purge_failed |= mr_os_purge_failed;
 }
 
 /* Free pages of a region in use (not their descriptors: they hold the free lists). */
@@ -72,12 +73,13 @@ static void os_purge_pages(struct mr_heap *h, uint32_t page, uint32_t npages, bo
 {
 	mr_os_purge_pages(h->base + ((size_t)page << MR_PAGE_SHIFT), (size_t)npages << MR_PAGE_SHIFT,
 			  lazy);
+	h->purge_failed |= mr_os_purge_failed;	/* a full batch goes out at once */
 }
 
 static void os_purge_flush(struct mr_heap *h)
 {
-	(void)h;
 	mr_os_purge_flush();
+	h->purge_failed |= mr_os_purge_failed;
 }
 
 static uint32_t os_grow(struct mr_heap *h, uint32_t want)

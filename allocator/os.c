@@ -153,9 +153,20 @@ int mr_os_commit(void *addr, size_t len)
 	return 0;
 }
 
+bool mr_os_purge_failed;
+
+/* MADV_DONTNEED fails (EINVAL) on locked pages: mlockall(MCL_FUTURE), mlock, mlock2.
+ * They keep their data then, so nothing purged is taken to read zero since
+ * (os.h). */
+static void dontneed(void *addr, size_t len)
+{
+	if (madvise(addr, len, MADV_DONTNEED) != 0)
+		__atomic_store_n(&mr_os_purge_failed, true, __ATOMIC_RELAXED);
+}
+
 void mr_os_purge(void *addr, size_t len)
 {
-	madvise(addr, len, MADV_DONTNEED);
+	dontneed(addr, len);
 }
 
 /* One range, at once. MADV_FREE needs Linux 4.5: where it fails, DONTNEED does it
@@ -163,7 +174,7 @@ void mr_os_purge(void *addr, size_t len)
 static void purge_range(void *addr, size_t len, bool lazy)
 {
 	if (!lazy || madvise(addr, len, MADV_FREE) != 0)
-		madvise(addr, len, MADV_DONTNEED);
+		dontneed(addr, len);
 }
 
 /* The purge batch: ranges given to one process_madvise(2) call on the process

@@ -39,8 +39,10 @@ uint32_t mr_os_grow(uint32_t old, uint32_t want) MR_HIDDEN;
 bool mr_os_data_limited(void) MR_HIDDEN;
 /* Make [addr, addr + len) writable; 0, or -1 (RLIMIT_DATA, overcommit). */
 int mr_os_commit(void *addr, size_t len) MR_HIDDEN;
-/* Give [addr, addr + len) back: it reads zero after. */
+/* Give [addr, addr + len) back: it reads zero after, unless the purge failed (locked
+ * pages: mlockall, mlock), which sets mr_os_purge_failed for the process's life. */
 void mr_os_purge(void *addr, size_t len) MR_HIDDEN;
+extern bool mr_os_purge_failed MR_HIDDEN;
 /* The same with MADV_FREE if @lazy (kept until memory pressure), where it works,
  * done by mr_os_purge_flush at the latest: ranges are batched into one system call
  * (process_madvise) where the kernel allows it and no seccomp filter is on (os.c

@@ -10,6 +10,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -485,6 +486,53 @@ static int mode_rlimit_data_spans(void)
 	return 0;
 }
 
+/* ---- calloc over locked pages (MEMREG_REGION_SIZE=1M) ----
+ * MADV_DONTNEED fails on locked pages (mlock, mlockall): they keep their data, and
+ * a calloc given them must clear them. A large span (256 KiB, purged at its free as
+ * the largest freed yet, and again by malloc_trim) and a huge run (4 MiB: four
+ * regions, purged at its free), each locked, written and freed, then asked for
+ * again by calloc: the code before handed both out as reading zero, full of 0xAA. */
+static void mlock_calloc(size_t n, bool trim)
+{
+	unsigned char *p = malloc(n), *q;
+	size_t i;
+
+	if (!p)
+		FAIL("mlock-calloc: malloc(%zu) failed", n);
+	if (mlock(p, n) != 0)
+		FAIL("mlock-calloc: mlock of %zu bytes: %s (RLIMIT_MEMLOCK %s)", n, strerror(errno),
+		     "is 8 MiB by default; root needs none");
+	memset(p, 0xAA, n);
+	__asm__ volatile("" : : "r"(p) : "memory");	/* not a dead store before free */
+	free(p);
+	if (trim)
+		malloc_trim(0);
+	q = calloc(1, n);
+	if (!q)
+		FAIL("mlock-calloc: calloc(1, %zu) failed", n);
+	for (i = 0; i < n; i++)
+		if (((volatile unsigned char *)q)[i] != 0)
+			FAIL("mlock-calloc: calloc(1, %zu)%s: byte %zu is %#x (%s the freed block)", n,
+			     trim ? " after malloc_trim" : "", i, ((volatile unsigned char *)q)[i],
+			     q == p ? "in" : "not in");
+	munlock(q, n);
+	free(q);
+}
+
+static int mode_mlock_calloc(void)
+{
+	void *keep = malloc(100);	/* the spans do not start the heap */
+	const char *rs = getenv("MEMREG_REGION_SIZE");
+
+	if (!rs || strcmp(rs, "1M") != 0)
+		FAIL("mlock-calloc: run with MEMREG_REGION_SIZE=1M (4 MiB is then a huge run)");
+	mlock_calloc(256u << 10, false);
+	mlock_calloc(256u << 10, true);
+	mlock_calloc(4u << 20, false);
+	free(keep);
+	return 0;
+}
+
 /* ---- heap misuse: the child aborts with the message ---- */
 
 static void *remote_free_thread(void *p)
@@ -813,6 +861,8 @@ int main(int argc, char **argv)
 		return mode_rlimit_data_spans();
 	if (!strcmp(m, "rlimit-data-spans-child"))
 		return mode_rlimit_data_spans_child();
+	if (!strcmp(m, "mlock-calloc"))
+		return mode_mlock_calloc();
 	if (!strcmp(m, "misuse"))
 		return mode_misuse();
 	if (!strcmp(m, "atfork"))

@@ -295,9 +295,12 @@ static void p_purge(struct mr_heap *h, uint32_t r, uint32_t n)
 	memset(&h->spans[r * P_PPR], 0, (size_t)n * P_PPR * sizeof(struct mr_span));
 }
 
+static bool p_fail;	/* the purges fail (locked pages): the op says so */
+
 static void p_purge_pages(struct mr_heap *h, uint32_t page, uint32_t npages, bool lazy)
 {
-	(void)h;
+	if (p_fail)
+		h->purge_failed = true;
 	p_page = page;
 	p_npages = npages;
 	p_lazy = lazy;
@@ -414,6 +417,38 @@ static void test_purge_runs(void **state)
 	fake_now += 400000000u;
 	assert_int_equal(mr_buddy_decay(h, false), 32);
 	expect_ok(h, "merged and purged");
+	free(h->spans);
+	free(h);
+}
+
+/* A purge that failed (MADV_DONTNEED on locked pages) leaves the data: nothing is
+ * handed out as reading zero since, neither the block it purged nor a huge run of
+ * fresh regions. */
+static void test_purge_failed(void **state)
+{
+	struct mr_heap *h = p_heap();
+	uint32_t a, keep;
+	uint64_t purged;
+
+	(void)state;
+	a = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
+	keep = mr_buddy_alloc(h, 4, 0, MR_TEMP_NORMAL);	/* the region stays in use */
+	assert_true(h->spans[a].flags & MR_SPAN_ZEROED);	/* fresh */
+	mr_buddy_free(h, a, 16);
+	fake_now += 1000000000u;
+	p_fail = true;
+	purged = mr_buddy_decay(h, false);
+	p_fail = false;
+	assert_int_equal(purged, 16);
+	assert_true(h->purge_failed);
+	a = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
+	assert_int_equal(a, 0);
+	(void)keep;
+	assert_false(h->spans[a].flags & MR_SPAN_ZEROED);
+	a = mr_buddy_alloc_huge(h, 1, 1, MR_TEMP_NORMAL);
+	assert_int_not_equal(a, MR_NONE);
+	assert_false(h->spans[a].flags & MR_SPAN_ZEROED);
+	expect_ok(h, "after a failed purge");
 	free(h->spans);
 	free(h);
 }
@@ -1145,6 +1180,7 @@ int main(void)
 		cmocka_unit_test(test_decay),
 		cmocka_unit_test(test_dirty_share),
 		cmocka_unit_test(test_purge_runs),
+		cmocka_unit_test(test_purge_failed),
 		cmocka_unit_test(test_purges_due_without_frees),
 		cmocka_unit_test(test_clock_read_when_due),
 		cmocka_unit_test(test_purge_new_max),
