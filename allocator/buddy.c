@@ -1021,6 +1021,7 @@ void mr_buddy_free_huge(struct mr_heap *h, uint32_t page)
 	uint32_t first = mr_page_region(h, page);
 
 	release_regions(h, first, h->regions[first].huge_regions);
+	purges_check(h);
 }
 
 bool mr_buddy_grow_huge(struct mr_heap *h, uint32_t page, uint32_t new_nregions)
@@ -1056,6 +1057,7 @@ void mr_buddy_shrink_huge(struct mr_heap *h, uint32_t page, uint32_t new_nregion
 	release_regions(h, first + new_nregions, old - new_nregions);
 	h->regions[first].huge_regions = new_nregions;
 	h->spans[page].npages = new_nregions << h->region_order;
+	purges_check(h);
 }
 
 /* Region @r, entirely free, was purged: it is untouched again. Its one block's

@@ -348,6 +348,16 @@ static void expect_purged(uint32_t calls, uint32_t page, uint32_t npages)
 	assert_false(p_lazy);
 }
 
+/* The @calls-th purge of free pages so far took [page, page + npages) and maybe
+ * the free pages merged with it, MADV_DONTNEED, and is done. */
+static void expect_purged_over(uint32_t calls, uint32_t page, uint32_t npages)
+{
+	assert_int_equal(p_calls, calls);
+	assert_int_equal(p_queued, 0);
+	assert_true(p_page <= page && p_page + p_npages >= page + npages);
+	assert_false(p_lazy);
+}
+
 /* @npages allocated again land at @page, clean: calloc need not clear them. */
 static uint32_t expect_clean_alloc(struct mr_heap *h, uint32_t npages, uint32_t page)
 {
@@ -453,13 +463,13 @@ static void test_purge_failed(void **state)
 	free(h);
 }
 
-/* The decay's purges come due on allocations and growths too, not on frees alone:
- * a program that frees one big block and then only allocates or grows kept its
- * pages to the end (memory.c's no-free). */
+/* The decay's purges come due on allocations, growths and huge runs' frees and
+ * shrinks too, not on frees of spans alone: a program that frees one big block and
+ * then only allocates or grows kept its pages to the end (memory.c's no-free). */
 static void test_purges_due_without_frees(void **state)
 {
 	struct mr_heap *h = p_heap();
-	uint32_t a, b, c, x;
+	uint32_t a, b, c, x, y, huge;
 
 	(void)state;
 	a = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
@@ -479,6 +489,22 @@ static void test_purges_due_without_frees(void **state)
 	assert_true(mr_buddy_grow(h, x, 4, 8));
 	expect_purged(2, 0, 32);
 	expect_ok(h, "purged at a growth");
+	/* A huge run's shrink and free (regions 1-2, shrunk to one, then freed), each
+	 * after a block was freed and its delay passed: each purges it. */
+	huge = mr_buddy_alloc_huge(h, 2, 1, MR_TEMP_NORMAL);
+	assert_int_equal(huge, P_PPR);
+	y = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
+	mr_buddy_free(h, y, 16);
+	fake_now += 1000000000u;
+	mr_buddy_shrink_huge(h, huge, 1);
+	expect_purged_over(3, y, 16);
+	expect_ok(h, "purged at a huge run's shrink");
+	y = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
+	mr_buddy_free(h, y, 16);
+	fake_now += 1000000000u;
+	mr_buddy_free_huge(h, huge);
+	expect_purged_over(4, y, 16);
+	expect_ok(h, "purged at a huge run's free");
 	free(h->spans);
 	free(h);
 }
