@@ -844,12 +844,14 @@ void mr_buddy_free(struct mr_heap *h, uint32_t page, uint32_t npages)
 	uint32_t r = mr_page_region(h, page);
 	uint64_t now_ns = h->ops->now_ns();
 
-	if (purge_new_max(h, page, npages)) {
+	/* Purged now or not, the region is due for a look: a purged span can merge
+	 * with a dirty buddy the last look passed over (under 16 pages), into a block
+	 * that only a look purges. */
+	if (purge_new_max(h, page, npages))
 		free_range(h, page, npages, h->lazy_purge ? MR_FREE_UNCLEAN : 0, mr_ms_of(now_ns));
-	} else {
+	else
 		free_range(h, page, npages, MR_FREE_UNCLEAN | MR_FREE_DIRTY, mr_ms_of(now_ns));
-		runs_schedule(h, r, now_ns);
-	}
+	runs_schedule(h, r, now_ns);
 	account(h, r, -(int64_t)npages);
 	purges_due(h, now_ns);
 }

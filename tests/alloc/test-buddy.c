@@ -573,6 +573,40 @@ static void test_purge_new_max(void **state)
 	free(h);
 }
 
+/* A span purged at its free merges with a dirty buddy that the decay passed over
+ * (under 16 pages: left resident) after its region's look: the merged block is
+ * dirty and big enough, and the decay must look at its region again, or only
+ * malloc_trim would ever purge it (found by a review). */
+static void test_purge_at_free_merges_dirty(void **state)
+{
+	struct mr_heap *h = p_heap();
+	uint32_t keep, c, e;
+
+	(void)state;
+	h->purge_new_max_min = 8;
+	h->free_max_pages = 8;			/* c, 8 pages, is not the biggest yet */
+	keep = mr_buddy_alloc(h, 16, 0, MR_TEMP_NORMAL);
+	c = mr_buddy_alloc(h, 8, 0, MR_TEMP_NORMAL);
+	e = mr_buddy_alloc(h, 8, 0, MR_TEMP_NORMAL);
+	assert_int_equal(c, 16);
+	assert_int_equal(e, 24);		/* c's buddy */
+	mr_buddy_free(h, c, 8);			/* dirty, its region due in 1 s */
+	assert_int_equal(p_calls, 0);
+	fake_now += 1000000000u;
+	assert_int_equal(mr_buddy_decay(h, false), 0);	/* under 16 pages: left */
+	h->free_max_pages = 7;			/* e is the biggest yet: purged at its free */
+	mr_buddy_free(h, e, 8);
+	expect_purged(1, 24, 8);
+	expect_ok(h, "purged at its free, merged with a dirty buddy");
+	fake_now += 1000000000u;
+	assert_int_equal(mr_buddy_decay(h, false), 16);
+	expect_purged_over(2, 16, 16);
+	expect_ok(h, "the merged block purged by the decay");
+	(void)keep;
+	free(h->spans);
+	free(h);
+}
+
 /* As glibc's mmap threshold: whether a span is purged at its free is decided when it
  * is handed out. Two spans bigger than every one purged so far, the bigger freed
  * first: the smaller goes back at its free too (it waited for the decay before, as
@@ -1210,6 +1244,7 @@ int main(void)
 		cmocka_unit_test(test_purges_due_without_frees),
 		cmocka_unit_test(test_clock_read_when_due),
 		cmocka_unit_test(test_purge_new_max),
+		cmocka_unit_test(test_purge_at_free_merges_dirty),
 		cmocka_unit_test(test_purge_threshold_at_alloc),
 		cmocka_unit_test(test_nodes),
 		cmocka_unit_test(test_hot_reserve),
