@@ -73,9 +73,9 @@ static void os_purge_pages(struct mr_heap *h, uint32_t page, uint32_t npages, bo
 {
 	mr_os_purge_pages(h->base + ((size_t)page << MR_PAGE_SHIFT), (size_t)npages << MR_PAGE_SHIFT,
 			  lazy);
-	h->purge_failed |= mr_os_purge_failed;	/* a full batch goes out at once */
 }
 
+/* What failed is seen here: the heap flushes before it hands out what it purged. */
 static void os_purge_flush(struct mr_heap *h)
 {
 	mr_os_purge_flush();

@@ -647,8 +647,8 @@ static void inbox_push_batches(struct mr_tcache *owner, struct mr_rbatch *head,
 	atomic_fetch_add_explicit(&owner->inbox_nbatches, n, memory_order_relaxed);
 }
 
-/* Batch @b's objects (at least one) onto its owner's object inbox, linked; @b is
- * left empty. An object in it twice (freed twice by this thread, neither free
+/* Batch @b's objects (at least one) onto its owner's object inbox, linked (the
+ * caller empties @b, or gives it up). An object in it twice (freed twice by this thread, neither free
  * seeing the other) would link to itself: the key, written by the first push, says
  * so. */
 static void rbatch_link(struct mr_rbatch *b)
@@ -660,7 +660,6 @@ static void rbatch_link(struct mr_rbatch *b)
 		mr_list_push(&chain, b->obj[i]);	/* keyed and linked, obj[0] first */
 	}
 	inbox_push_chain(b->owner, chain, b->obj[b->n - 1]);
-	b->n = b->bytes = 0;
 }
 
 /* Send batch @b (not empty) to its owner, from @tc's out slots. */

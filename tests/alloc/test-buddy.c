@@ -337,25 +337,22 @@ static struct mr_heap *p_heap(void)
 	return h;
 }
 
-/* The @calls-th purge of free pages so far was [page, page + npages), MADV_DONTNEED,
- * and is done (flushed). */
-static void expect_purged(uint32_t calls, uint32_t page, uint32_t npages)
-{
-	assert_int_equal(p_calls, calls);
-	assert_int_equal(p_queued, 0);
-	assert_int_equal(p_page, page);
-	assert_int_equal(p_npages, npages);
-	assert_false(p_lazy);
-}
-
-/* The @calls-th purge of free pages so far took [page, page + npages) and maybe
- * the free pages merged with it, MADV_DONTNEED, and is done. */
+/* The @calls-th purge of free pages so far took [page, page + npages), and maybe
+ * the free pages merged with it, MADV_DONTNEED, and is done (flushed). */
 static void expect_purged_over(uint32_t calls, uint32_t page, uint32_t npages)
 {
 	assert_int_equal(p_calls, calls);
 	assert_int_equal(p_queued, 0);
 	assert_true(p_page <= page && p_page + p_npages >= page + npages);
 	assert_false(p_lazy);
+}
+
+/* The same, exactly [page, page + npages). */
+static void expect_purged(uint32_t calls, uint32_t page, uint32_t npages)
+{
+	expect_purged_over(calls, page, npages);
+	assert_int_equal(p_page, page);
+	assert_int_equal(p_npages, npages);
 }
 
 /* @npages allocated again land at @page, clean: calloc need not clear them. */
