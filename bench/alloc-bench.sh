@@ -4,7 +4,8 @@
 # docs/allocator.md: median time and peak RSS of RUNS runs, as ratios to glibc and to
 # each peer; fragmentation; packing by site; hot-set inflation (memreg with and without
 # a site profile made from its own site map).
-# Usage: bench/alloc-bench.sh [-n RUNS] [-w "WORKLOADS"] [BUILDDIR]   (default 5, build)
+# Usage: bench/alloc-bench.sh [-n RUNS] [-w "WORKLOADS"] [-c CPU] [BUILDDIR]
+#   (default 5 runs, BUILDDIR build, CPU "fastest": below)
 # Then the goals of docs/allocator.md on these runs (BUILDDIR/bench/alloc-goals:
 # ratios of medians and paired by round, with 95% intervals).
 # WORKLOADS may name the lists "default" and "more" (below).
@@ -19,14 +20,30 @@ DEFAULT="server prodcons falseshare churn realloc frag packing hotset lifetimes 
 # 20 MB text (50 000 distinct), objdump disassembles git, bc computes pi to 2000 digits;
 # and alloc-bench's threads, a thousand threads at a time passing objects between them.
 MORE="perl mawk objdump bc threads"
+# The workloads that run threads; the rest run one thread at a time, and run on one
+# CPU (-c): the same for every allocator. The VM of 2026-12-06 has two CPUs of
+# different speeds, steadily: alloc-bench spin took 9.0 ms on one and 16.9-17.7 on the other,
+# and tclsh's script 1.69-1.73 s pinned to the first, 2.77-2.93 pinned to the second,
+# under glibc and libmemreg alike. Left to the scheduler, each run landed on either,
+# and a workload's median moved by which allocator drew more slow runs (tcl: 3 of 5
+# runs slow for libmemreg, 0 for glibc, in one run of the script; 3 and 3 in the
+# one before). -c N pins them to CPU N, -c none leaves them to the scheduler, and
+# the default, fastest, takes the CPU on which "alloc-bench spin" is fastest.
+THREADED="server prodcons falseshare threads"
+CPU=fastest
 WORKLOADS=$DEFAULT
-while getopts n:w: o; do
+while getopts n:w:c: o; do
 	case $o in
 	n) RUNS=$OPTARG ;;
 	w) WORKLOADS=$OPTARG ;;
-	*) echo "usage: $0 [-n RUNS] [-w WORKLOADS] [BUILDDIR]" >&2; exit 2 ;;
+	c) CPU=$OPTARG ;;
+	*) echo "usage: $0 [-n RUNS] [-w WORKLOADS] [-c CPU|fastest|none] [BUILDDIR]" >&2; exit 2 ;;
 	esac
 done
+case $CPU in
+fastest | none | [0-9] | [0-9][0-9] | [0-9][0-9][0-9]) ;;
+*) echo "alloc-bench: -c takes a CPU number, fastest or none, not '$CPU'" >&2; exit 2 ;;
+esac
 shift $((OPTIND - 1))
 WORKLOADS=$(for w in $WORKLOADS; do
 	case $w in default) echo "$DEFAULT" ;; more) echo "$MORE" ;; *) echo "$w" ;; esac
@@ -69,6 +86,40 @@ for a in $ALLOCS; do
 done
 
 gcc -O2 -o "$out/alloc-bench" "$src/bench/alloc-bench.c" -lpthread -lm || exit 1
+
+# The CPUs this script may run on ("0-3,6" from taskset: one number a line).
+cpus_allowed() {
+	taskset -pc $$ | sed 's/.*: *//' | tr ',' '\n' |
+		awk -F- '{ for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }'
+}
+# "cpuN MS ..." for each allowed CPU: alloc-bench spin's best loop there.
+cpu_speeds() {
+	for c in $(cpus_allowed); do
+		printf 'cpu%s %s ' "$c" "$(taskset -c "$c" "$out/alloc-bench" spin | sed 's/spin_ms=//')"
+	done
+}
+PIN=
+if [ "$CPU" != none ]; then
+	if ! command -v taskset >/dev/null; then
+		echo "note: no taskset (util-linux): one-thread workloads not pinned"
+	else
+		speeds=$(cpu_speeds)
+		echo "CPU speeds (alloc-bench spin, best of 9 loops, ms): $speeds"
+		if [ "$CPU" = fastest ]; then
+			PIN=$(echo "$speeds" | awk '{ for (i = 1; i < NF; i += 2) if (b == "" || $(i + 1) < b) { b = $(i + 1); c = $i } } END { sub(/^cpu/, "", c); print c }')
+		else
+			cpus_allowed | grep -qx "$CPU" ||
+				{ echo "alloc-bench: CPU $CPU is not one this script may run on ($(cpus_allowed | tr '\n' ' '))" >&2; exit 2; }
+			PIN=$CPU
+		fi
+		echo "one-thread workloads run on CPU $PIN (taskset), for every allocator; $THREADED on all"
+	fi
+fi
+# The prefix that pins workload @1, if it runs one thread.
+pin_of() {
+	case " $THREADED " in *" $1 "*) return ;; esac
+	[ -n "$PIN" ] && echo "taskset -c $PIN"
+}
 # The real-program workloads.
 GCC_SRCS="allocator/buddy.c allocator/tcache.c allocator/heap.c allocator/os.c allocator/init.c allocator/interpose.c common/util.c common/root.c tools/memregctl.c"
 cat >"$out/gcc.sh" <<EOF
@@ -183,7 +234,7 @@ run_one() {
 	# lifetimes: 16 MiB windows (the workload's), so memreg's regions are those.
 	case $w in lifetimes) set -- MEMREG_REGION_SIZE=16M "$@" ;; esac
 	# shellcheck disable=SC2046
-	if ! env "$pre=$(link_of "$a")" "$@" /usr/bin/time -f "TIME %e %M" $(cmd_of "$w") >"$out/o" 2>"$out/e"; then
+	if ! $(pin_of "$w") env "$pre=$(link_of "$a")" "$@" /usr/bin/time -f "TIME %e %M" $(cmd_of "$w") >"$out/o" 2>"$out/e"; then
 		echo "alloc-bench: $label $w failed:" >&2
 		tail -3 "$out/e" >&2
 		echo "$label $w" >>"$out/failed"
@@ -314,6 +365,9 @@ END {
 }' "$out/runs"
 echo
 echo "runs per cell: $RUNS; machine: $(nproc) CPUs, shared with other jobs (numbers are noisy)"
+if [ -n "$PIN" ]; then
+	echo "one-thread workloads on CPU $PIN; CPU speeds at the end: $(cpu_speeds)"
+fi
 # The goals of docs/allocator.md, over the default list's workloads that ran
 # (bench/alloc-goals; by hand on a saved run: BUILDDIR/bench/alloc-goals --workloads
 # "LIST" FILE).
