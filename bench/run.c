@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -98,6 +99,35 @@ void mr_bench_note(struct mr_bench *b, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(b->notes[b->nr_notes++], sizeof(b->notes[0]), fmt, ap);
 	va_end(ap);
+}
+
+/* A note when the bench runs on fewer CPUs than are online (started under taskset,
+ * say): every run inherits that affinity, every configuration alike. A VM's CPUs can
+ * run at different speeds (docs/bench.md, "One CPU"), so the tables say where. */
+static void note_affinity(struct mr_bench *b)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	char list[256] = "";
+	size_t len = 0;
+	cpu_set_t set;
+	int c, n;
+
+	if (online < 1 || sched_getaffinity(0, sizeof(set), &set) || CPU_COUNT(&set) >= online)
+		return;
+	n = CPU_COUNT(&set);
+	for (c = 0; c < CPU_SETSIZE && len < sizeof(list) - 16; c++) {
+		int end = c;
+
+		if (!CPU_ISSET(c, &set))
+			continue;
+		while (end + 1 < CPU_SETSIZE && CPU_ISSET(end + 1, &set))
+			end++;
+		len += (size_t)snprintf(list + len, sizeof(list) - len, end > c ? "%s%d-%d" : "%s%d",
+					len ? "," : "", c, end);
+		c = end;
+	}
+	mr_bench_note(b, "runs on CPU%s %s of %ld online (the affinity memregctl bench was "
+		      "started with), every configuration alike", n > 1 ? "s" : "", list, online);
 }
 
 struct mr_bench_config *mr_bench_find_config(struct mr_bench *b, const char *name)
@@ -1368,6 +1398,7 @@ int mr_bench_run_all(struct mr_bench *b)
 	}
 	mr_bench_note(b, "peak RSS is the largest single process's (wait4's ru_maxrss), "
 		      "not the sum over the process tree");
+	note_affinity(b);
 	load_regions(b);
 	if (b->phys)
 		mr_bench_note(b, "low_power_pct: the share of region-time (regions x "

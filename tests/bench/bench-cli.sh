@@ -257,6 +257,31 @@ else
 	echo "not root: the regions holding the data are not checked (frames hidden)"
 fi
 
+# The CPUs: started on one CPU of several (taskset), the notes say which, whole; started
+# on every online CPU, they say nothing of it.
+online=$(getconf _NPROCESSORS_ONLN)
+mine=$(python3 -c 'import os; print(" ".join(map(str, sorted(os.sched_getaffinity(0)))))')
+if [ "$online" -ge 2 ] && [ "$(echo $mine | wc -w)" -eq "$online" ] && command -v taskset >/dev/null; then
+	cpu=${mine##* }
+	taskset -c "$cpu" "$ctl" bench -c orig -r 1 -w 0 -n loop --json -- "echo x" \
+		>"$tmp/cpu1.json" 2>"$tmp/err" || { fail "affinity: exit $?"; cat "$tmp/err"; }
+	"$ctl" bench -c orig -r 1 -w 0 -n loop --json -- "echo x" \
+		>"$tmp/cpuall.json" 2>"$tmp/err" || { fail "affinity: exit $?"; cat "$tmp/err"; }
+	python3 - "$tmp/cpu1.json" "$tmp/cpuall.json" "$cpu" "$online" >"$tmp/py" 2>&1 <<'EOF' || { fail "affinity note"; cat "$tmp/py"; }
+import json, sys
+one, every = (json.load(open(f))["notes"] for f in sys.argv[1:3])
+want = ("runs on CPU %s of %s online (the affinity memregctl bench was started with), "
+        "every configuration alike" % (sys.argv[3], sys.argv[4]))
+if one.count(want) != 1:
+    print("pinned to CPU %s: no note %r in %s" % (sys.argv[3], want, one))
+    sys.exit(1)
+if any(x.startswith("runs on CPU") for x in every):
+    print("on every CPU, yet a note: %s" % every)
+    sys.exit(1)
+EOF
+else
+	echo "$online CPUs online, $mine allowed: the affinity note is not checked"
+fi
 
 [ "$fails" -eq 0 ] || exit 1
 echo "PASS: bench-cli"
