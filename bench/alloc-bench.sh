@@ -27,8 +27,10 @@ MORE="perl mawk objdump bc threads"
 # under glibc and libmemreg alike. Left to the scheduler, each run landed on either,
 # and a workload's median moved by which allocator drew more slow runs (tcl: 3 of 5
 # runs slow for libmemreg, 0 for glibc, in one run of the script; 3 and 3 in the
-# one before). -c N pins them to CPU N, -c none leaves them to the scheduler, and
-# the default, fastest, takes the CPU on which "alloc-bench spin" is fastest.
+# one before). Which CPU is slow changes: CPU 1 for minutes, later CPU 0. So by
+# default (-c fastest) each such run goes to the CPU on which "alloc-bench spin" is
+# fastest just before it (0.1-0.3 s a run); -c N pins them all to CPU N, -c none
+# leaves them to the scheduler.
 THREADED="server prodcons falseshare threads"
 CPU=fastest
 WORKLOADS=$DEFAULT
@@ -98,27 +100,37 @@ cpu_speeds() {
 		printf 'cpu%s %s ' "$c" "$(taskset -c "$c" "$out/alloc-bench" spin | sed 's/spin_ms=//')"
 	done
 }
+# Where the one-thread workloads run: PIN, a CPU number, or "fastest" (measured
+# before each run); empty: the scheduler's choice.
 PIN=
 if [ "$CPU" != none ]; then
 	if ! command -v taskset >/dev/null; then
 		echo "note: no taskset (util-linux): one-thread workloads not pinned"
 	else
-		speeds=$(cpu_speeds)
-		echo "CPU speeds (alloc-bench spin, best of 9 loops, ms): $speeds"
+		echo "CPU speeds (alloc-bench spin, best of 9 loops, ms): $(cpu_speeds)"
 		if [ "$CPU" = fastest ]; then
-			PIN=$(echo "$speeds" | awk '{ for (i = 1; i < NF; i += 2) if (b == "" || $(i + 1) < b) { b = $(i + 1); c = $i } } END { sub(/^cpu/, "", c); print c }')
+			PIN=fastest
+			echo "one-thread workloads run on the CPU fastest just before each run (taskset; each run's line has cpu= and spin_ms=); $THREADED on all"
 		else
 			cpus_allowed | grep -qx "$CPU" ||
 				{ echo "alloc-bench: CPU $CPU is not one this script may run on ($(cpus_allowed | tr '\n' ' '))" >&2; exit 2; }
 			PIN=$CPU
+			echo "one-thread workloads run on CPU $PIN (taskset), for every allocator; $THREADED on all"
 		fi
-		echo "one-thread workloads run on CPU $PIN (taskset), for every allocator; $THREADED on all"
 	fi
 fi
-# The prefix that pins workload @1, if it runs one thread.
-pin_of() {
+# Where workload @1 runs this time: sets RUN_CPU (a CPU number, or empty: anywhere)
+# and RUN_SPIN (that CPU's spin just before, or empty).
+choose_cpu() {
+	RUN_CPU= RUN_SPIN=
 	case " $THREADED " in *" $1 "*) return ;; esac
-	[ -n "$PIN" ] && echo "taskset -c $PIN"
+	case $PIN in
+	'') ;;
+	fastest)
+		set -- $(cpu_speeds | awk '{ for (i = 1; i < NF; i += 2) if (b == "" || $(i + 1) < b) { b = $(i + 1); c = $i } } END { sub(/^cpu/, "", c); print c, b }')
+		RUN_CPU=$1 RUN_SPIN=$2 ;;
+	*) RUN_CPU=$PIN ;;
+	esac
 }
 # The real-program workloads.
 GCC_SRCS="allocator/buddy.c allocator/tcache.c allocator/heap.c allocator/os.c allocator/init.c allocator/interpose.c common/util.c common/root.c tools/memregctl.c"
@@ -233,15 +245,16 @@ run_one() {
 	if [ "$a" = glibc ]; then pre=NO_PRELOAD; else pre=LD_PRELOAD; fi
 	# lifetimes: 16 MiB windows (the workload's), so memreg's regions are those.
 	case $w in lifetimes) set -- MEMREG_REGION_SIZE=16M "$@" ;; esac
+	choose_cpu "$w"
 	# shellcheck disable=SC2046
-	if ! $(pin_of "$w") env "$pre=$(link_of "$a")" "$@" /usr/bin/time -f "TIME %e %M" $(cmd_of "$w") >"$out/o" 2>"$out/e"; then
+	if ! ${RUN_CPU:+taskset -c "$RUN_CPU"} env "$pre=$(link_of "$a")" "$@" /usr/bin/time -f "TIME %e %M" $(cmd_of "$w") >"$out/o" 2>"$out/e"; then
 		echo "alloc-bench: $label $w failed:" >&2
 		tail -3 "$out/e" >&2
 		echo "$label $w" >>"$out/failed"
 		return 1
 	fi
 	set -- $(grep '^TIME ' "$out/e")
-	echo "$label $w $2 $3 round=$r $(grep -E '^[a-z_]+=[0-9.]+( [a-z_]+=[0-9.]+)*$' "$out/o" |
+	echo "$label $w $2 $3 round=$r${RUN_CPU:+ cpu=$RUN_CPU}${RUN_SPIN:+ spin_ms=$RUN_SPIN} $(grep -E '^[a-z_]+=[0-9.]+( [a-z_]+=[0-9.]+)*$' "$out/o" |
 		tr '\n' ' ')" >>"$out/runs"
 }
 
@@ -366,7 +379,8 @@ END {
 echo
 echo "runs per cell: $RUNS; machine: $(nproc) CPUs, shared with other jobs (numbers are noisy)"
 if [ -n "$PIN" ]; then
-	echo "one-thread workloads on CPU $PIN; CPU speeds at the end: $(cpu_speeds)"
+	echo "CPU speeds at the end (alloc-bench spin, ms): $(cpu_speeds)"
+	[ "$PIN" = fastest ] && awk '$6 ~ /^cpu=/ { n[$6]++ } END { printf "one-thread runs by CPU:"; for (c in n) printf " %s %d", c, n[c]; printf "\n" }' "$out/runs"
 fi
 # The goals of docs/allocator.md, over the default list's workloads that ran
 # (bench/alloc-goals; by hand on a saved run: BUILDDIR/bench/alloc-goals --workloads
