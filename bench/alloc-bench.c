@@ -528,7 +528,8 @@ static int w_hotset(void)
 /* Not an allocator workload: the speed of the CPU it runs on, for alloc-bench.sh's
  * choice of CPU (run under taskset). The best of 9 rounds of a fixed integer loop,
  * in milliseconds: the VM of 2026-12-06 ran it in 9.0 ms on one of its two CPUs and
- * 16.9-17.7 on the other, every time. */
+ * 16.9-17.7 on the other for minutes, later in 14.5 on the first and 9.0 on the
+ * second. */
 static int w_spin(void)
 {
 	double best = 1e9;

@@ -21,10 +21,10 @@ DEFAULT="server prodcons falseshare churn realloc frag packing hotset lifetimes 
 # and alloc-bench's threads, a thousand threads at a time passing objects between them.
 MORE="perl mawk objdump bc threads"
 # The workloads that run threads; the rest run one thread at a time, and run on one
-# CPU (-c): the same for every allocator. The VM of 2026-12-06 has two CPUs of
-# different speeds, steadily: alloc-bench spin took 9.0 ms on one and 16.9-17.7 on the other,
-# and tclsh's script 1.69-1.73 s pinned to the first, 2.77-2.93 pinned to the second,
-# under glibc and libmemreg alike. Left to the scheduler, each run landed on either,
+# CPU (-c): the same for every allocator. The two CPUs of the VM of 2026-12-06 ran
+# at different speeds at times: for minutes, alloc-bench spin took 9.0 ms on one and
+# 16.9-17.7 on the other, and tclsh's script 1.69-1.73 s pinned to the first,
+# 2.77-2.93 pinned to the second, under glibc and libmemreg alike. Left to the scheduler, each run landed on either,
 # and a workload's median moved by which allocator drew more slow runs (tcl: 3 of 5
 # runs slow for libmemreg, 0 for glibc, in one run of the script; 3 and 3 in the
 # one before). Which CPU is slow changes: CPU 1 for minutes, later CPU 0. So by
