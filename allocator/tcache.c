@@ -648,9 +648,9 @@ static void inbox_push_batches(struct mr_tcache *owner, struct mr_rbatch *head,
 }
 
 /* Batch @b's objects (at least one) onto its owner's object inbox, linked (the
- * caller empties @b, or gives it up). An object in it twice (freed twice by this thread, neither free
- * seeing the other) would link to itself: the key, written by the first push, says
- * so. */
+ * caller empties @b, or gives it up). An object in it twice (freed twice by this
+ * thread, neither free seeing the other) would link to itself: the key, written by
+ * the first push, says so. */
 static void rbatch_link(struct mr_rbatch *b)
 {
 	void *chain = NULL;

@@ -100,22 +100,19 @@ cpu_speeds() {
 		printf 'cpu%s %s ' "$c" "$(taskset -c "$c" "$out/alloc-bench" spin | sed 's/spin_ms=//')"
 	done
 }
-# Where the one-thread workloads run: PIN, a CPU number, or "fastest" (measured
-# before each run); empty: the scheduler's choice.
-PIN=
+# Without taskset the one-thread workloads are left to the scheduler (CPU=none).
 if [ "$CPU" != none ]; then
 	if ! command -v taskset >/dev/null; then
 		echo "note: no taskset (util-linux): one-thread workloads not pinned"
+		CPU=none
 	else
 		echo "CPU speeds (alloc-bench spin, best of 9 loops, ms): $(cpu_speeds)"
 		if [ "$CPU" = fastest ]; then
-			PIN=fastest
 			echo "one-thread workloads run on the CPU fastest just before each run (taskset; each run's line has cpu= and spin_ms=); $THREADED on all"
 		else
 			cpus_allowed | grep -qx "$CPU" ||
 				{ echo "alloc-bench: CPU $CPU is not one this script may run on ($(cpus_allowed | tr '\n' ' '))" >&2; exit 2; }
-			PIN=$CPU
-			echo "one-thread workloads run on CPU $PIN (taskset), for every allocator; $THREADED on all"
+			echo "one-thread workloads run on CPU $CPU (taskset), for every allocator; $THREADED on all"
 		fi
 	fi
 fi
@@ -124,12 +121,12 @@ fi
 choose_cpu() {
 	RUN_CPU= RUN_SPIN=
 	case " $THREADED " in *" $1 "*) return ;; esac
-	case $PIN in
-	'') ;;
+	case $CPU in
+	none) ;;
 	fastest)
 		set -- $(cpu_speeds | awk '{ for (i = 1; i < NF; i += 2) if (b == "" || $(i + 1) < b) { b = $(i + 1); c = $i } } END { sub(/^cpu/, "", c); print c, b }')
 		RUN_CPU=$1 RUN_SPIN=$2 ;;
-	*) RUN_CPU=$PIN ;;
+	*) RUN_CPU=$CPU ;;
 	esac
 }
 # The real-program workloads.
@@ -378,9 +375,9 @@ END {
 }' "$out/runs"
 echo
 echo "runs per cell: $RUNS; machine: $(nproc) CPUs, shared with other jobs (numbers are noisy)"
-if [ -n "$PIN" ]; then
+if [ "$CPU" != none ]; then
 	echo "CPU speeds at the end (alloc-bench spin, ms): $(cpu_speeds)"
-	[ "$PIN" = fastest ] && awk '$6 ~ /^cpu=/ { n[$6]++ } END { printf "one-thread runs by CPU:"; for (c in n) printf " %s %d", c, n[c]; printf "\n" }' "$out/runs"
+	[ "$CPU" = fastest ] && awk '$6 ~ /^cpu=/ { n[$6]++ } END { printf "one-thread runs by CPU:"; for (c in n) printf " %s %d", c, n[c]; printf "\n" }' "$out/runs"
 fi
 # The goals of docs/allocator.md, over the default list's workloads that ran
 # (bench/alloc-goals; by hand on a saved run: BUILDDIR/bench/alloc-goals --workloads
