@@ -351,6 +351,7 @@ char *mr_bench_json(const struct mr_bench *b)
 	json_object_object_add(root, "context", str(b->context));
 	json_object_object_add(root, "runs_per_config", json_object_new_int((int)b->runs));
 	json_object_object_add(root, "warmup_rounds", json_object_new_int((int)b->warmup));
+	json_object_object_add(root, "together", json_object_new_boolean(b->together));
 	json_object_object_add(root, "runs_planned", json_object_new_int((int)b->nr_planned));
 	json_object_object_add(root, "complete", json_object_new_boolean(b->nr_runs == b->nr_planned));
 	json_object_object_add(root, "energy_source", str(b->energy_source));

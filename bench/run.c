@@ -253,8 +253,10 @@ int mr_bench_locate(struct mr_bench *b)
 	return 0;	/* only alloc needs it: it says so */
 }
 
-/* A shell command with its output appended to the log; its exit status. */
-static int run_shell(struct mr_bench *b, const char *dir, const char *cmd, double *secs)
+/* Run @argv in @dir (NULL: here), its output in the log; @secs (NULL: not wanted)
+ * gets how long it took. @what names it in the error. */
+static int run_argv(struct mr_bench *b, const char *dir, char *const argv[], const char *what,
+		    double *secs)
 {
 	double t0 = now_mono_s();
 	pid_t pid;
@@ -273,7 +275,7 @@ static int run_shell(struct mr_bench *b, const char *dir, const char *cmd, doubl
 		}
 		if (dir && chdir(dir) < 0)
 			_exit(126);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		execvp(argv[0], argv);
 		_exit(127);
 	}
 	while (waitpid(pid, &st, 0) < 0)
@@ -282,10 +284,20 @@ static int run_shell(struct mr_bench *b, const char *dir, const char *cmd, doubl
 	if (secs)
 		*secs = now_mono_s() - t0;
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
-		return mr_error(-EIO, "`%s` failed (exit %d%s); its output is in %s", cmd,
+		return mr_error(-EIO, "%s failed (exit %d%s); its output is in %s", what,
 				WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
 				WIFEXITED(st) ? "" : ", a signal", b->log_path);
 	return 0;
+}
+
+/* A shell command with its output appended to the log; its exit status. */
+static int run_shell(struct mr_bench *b, const char *dir, const char *cmd, double *secs)
+{
+	char *argv[] = { "/bin/sh", "-c", (char *)cmd, NULL };
+	char what[256];
+
+	snprintf(what, sizeof(what), "`%s`", cmd);
+	return run_argv(b, dir, argv, what, secs);
 }
 
 /*
@@ -949,6 +961,45 @@ static int monitor_stop(struct mr_bench *b, const struct mr_bench_config *c, pid
 	return 0;
 }
 
+/* A workload's child before it execs: output to the log, no input, in @dir, the
+ * configuration's environment. */
+static void child_prologue(const struct mr_bench *b, const struct mr_bench_config *c,
+			   const struct mr_bench_workload *w, const char *dir)
+{
+	int fd = open(b->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+	}
+	if (in >= 0)
+		dup2(in, 0);
+	if (dir && chdir(dir) < 0)
+		_exit(126);
+	child_env(b, c, w);
+}
+
+/* The metrics wait4 gives (its rusage covers the child and every descendant it
+ * waited for: the tree's times and switches, the largest single process's peak
+ * RSS), with @r's elapsed time already set; and the exit status @st. */
+static void fill_rusage(struct mr_bench_run *r, const struct rusage *ru, int st)
+{
+	double user = (double)ru->ru_utime.tv_sec + (double)ru->ru_utime.tv_usec / 1e6;
+	double sys = (double)ru->ru_stime.tv_sec + (double)ru->ru_stime.tv_usec / 1e6;
+
+	r->m[MR_BENCH_USER_S] = user;
+	r->m[MR_BENCH_SYSTEM_S] = sys;
+	r->m[MR_BENCH_CPU_S] = user + sys;
+	/* GNU time's %P, which kernbench reads: whole percent, truncated. */
+	r->m[MR_BENCH_CPU_PCT] = r->m[MR_BENCH_ELAPSED_S] > 0 ?
+		floor((user + sys) * 100 / r->m[MR_BENCH_ELAPSED_S]) : NAN;
+	r->m[MR_BENCH_INVOL_CSW] = (double)ru->ru_nivcsw;
+	r->m[MR_BENCH_VOL_CSW] = (double)ru->ru_nvcsw;
+	r->m[MR_BENCH_MAXRSS_KIB] = (double)ru->ru_maxrss;
+	r->exit_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
 /* One measured (or warm-up) run of workload @wi under configuration @ci into @r. */
 static int measure(struct mr_bench *b, struct mr_energy_source *src, unsigned wi,
 		   unsigned ci, struct mr_bench_run *r)
@@ -960,7 +1011,7 @@ static int measure(struct mr_bench *b, struct mr_energy_source *src, unsigned wi
 	bool in_cgroup = b->cgroups && (c->kind == MR_BENCH_REC || c->kind == MR_BENCH_CONTROL);
 	struct sampler smp;
 	struct rusage ru = { 0 };	/* the monitor's is added even after a failed wait */
-	double t0, user, sys;
+	double t0;
 	pid_t pid, phys = 0, mon = 0;
 	unsigned i;
 	int st, err;
@@ -1008,18 +1059,7 @@ static int measure(struct mr_bench *b, struct mr_energy_source *src, unsigned wi
 	t0 = now_mono_s();
 	pid = fork();
 	if (pid == 0) {
-		int fd = open(b->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-		int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		if (in >= 0)
-			dup2(in, 0);
-		if (w->dir && chdir(w->dir) < 0)
-			_exit(126);
-		child_env(b, c, w);
+		child_prologue(b, c, w, w->dir);
 		if (in_cgroup) {
 			/* into the run's group before anything of the workload's runs */
 			if (mr_cgroup_enter(cgdir, getpid(), b->apply)) {
@@ -1094,18 +1134,7 @@ static int measure(struct mr_bench *b, struct mr_energy_source *src, unsigned wi
 		return -EIO;
 	if (err)
 		return mr_error(-err, "running %s", w->name);
-	user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
-	sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-	r->m[MR_BENCH_USER_S] = user;
-	r->m[MR_BENCH_SYSTEM_S] = sys;
-	r->m[MR_BENCH_CPU_S] = user + sys;
-	/* GNU time's %P, which kernbench reads: whole percent, truncated. */
-	r->m[MR_BENCH_CPU_PCT] = r->m[MR_BENCH_ELAPSED_S] > 0 ?
-		floor((user + sys) * 100 / r->m[MR_BENCH_ELAPSED_S]) : NAN;
-	r->m[MR_BENCH_INVOL_CSW] = (double)ru.ru_nivcsw;
-	r->m[MR_BENCH_VOL_CSW] = (double)ru.ru_nvcsw;
-	r->m[MR_BENCH_MAXRSS_KIB] = (double)ru.ru_maxrss;
-	r->exit_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	fill_rusage(r, &ru, st);
 	if (c->teardown && run_shell(b, w->dir, c->teardown, &r->teardown_s))
 		return mr_error_wrap(-EIO, "%s: teardown of %s", w->name, c->name);
 	if (c->kind == MR_BENCH_EVAC && evac_teardown(b, c, w, r))
@@ -1115,6 +1144,98 @@ static int measure(struct mr_bench *b, struct mr_energy_source *src, unsigned wi
 	if (r->exit_status)
 		return mr_error(-EIO, "%s under %s exited with status %d; its output is in %s",
 				w->name, c->name, r->exit_status, b->log_path);
+	return 0;
+}
+
+/* Where workload @w runs under configuration @ci: its copy with --together, if any. */
+static const char *run_dir(const struct mr_bench_workload *w, unsigned ci)
+{
+	return w->config_dir[ci] ? w->config_dir[ci] : w->dir;
+}
+
+/*
+ * --together: the runs @run[0..@n-1] (one round: each configuration once, in the
+ * round's order) started at the same time, each in its configuration's directory.
+ * Each is prepared and set up first, one after another; then all start, in that
+ * order, and each is timed from the common start to its own end (wait4 of any
+ * child: the first to finish is reaped first). The kinds it takes have no monitor,
+ * no evacuation and no per-run energy (mr_bench_run_all checks).
+ */
+static int measure_round(struct mr_bench *b, struct mr_bench_run **run, unsigned n)
+{
+	pid_t pid[MR_BENCH_MAX_CONFIGS] = { 0 };
+	unsigned i, left = 0;
+	double t0;
+	int err = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct mr_bench_workload *w = &b->workloads[run[i]->workload];
+		const struct mr_bench_config *c = &b->configs[run[i]->config];
+		const char *dir = run_dir(w, run[i]->config);
+		unsigned k;
+
+		for (k = 0; k < NR_MR_BENCH_METRICS; k++)
+			run[i]->m[k] = NAN;
+		run[i]->setup_s = run[i]->teardown_s = run[i]->evac_bytes = run[i]->evac_s = NAN;
+		if (w->prepare && run_shell(b, dir, w->prepare, NULL))
+			return mr_error_wrap(-EIO, "%s: preparing for %s", w->name, c->name);
+		if (c->setup && run_shell(b, dir, c->setup, &run[i]->setup_s))
+			return mr_error_wrap(-EIO, "%s: setup of %s", w->name, c->name);
+	}
+	fflush(NULL);
+	t0 = now_mono_s();
+	for (i = 0; i < n; i++) {
+		const struct mr_bench_workload *w = &b->workloads[run[i]->workload];
+		const struct mr_bench_config *c = &b->configs[run[i]->config];
+
+		run[i]->start_unix_s = now_unix_s();
+		pid[i] = fork();
+		if (pid[i] == 0) {
+			child_prologue(b, c, w, run_dir(w, run[i]->config));
+			execl("/bin/sh", "sh", "-c", w->cmd, (char *)NULL);
+			_exit(127);
+		}
+		if (pid[i] < 0) {
+			err = errno;
+			break;
+		}
+		left++;
+	}
+	/* the ones started are waited for, even after a fork failed */
+	while (left) {
+		struct rusage ru = { 0 };
+		int st;
+		pid_t got = wait4(-1, &st, 0, &ru);
+
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			err = err ? err : errno;
+			break;
+		}
+		for (i = 0; i < n; i++)
+			if (pid[i] == got)
+				break;
+		if (i == n)
+			continue;	/* not a workload's (none else runs now) */
+		pid[i] = 0;
+		left--;
+		run[i]->m[MR_BENCH_ELAPSED_S] = now_mono_s() - t0;
+		fill_rusage(run[i], &ru, st);
+	}
+	if (err)
+		return mr_error(-err, "running %s together", b->workloads[run[0]->workload].name);
+	for (i = 0; i < n; i++) {
+		const struct mr_bench_workload *w = &b->workloads[run[i]->workload];
+		const struct mr_bench_config *c = &b->configs[run[i]->config];
+		const char *dir = run_dir(w, run[i]->config);
+
+		if (c->teardown && run_shell(b, dir, c->teardown, &run[i]->teardown_s))
+			return mr_error_wrap(-EIO, "%s: teardown of %s", w->name, c->name);
+		if (run[i]->exit_status)
+			return mr_error(-EIO, "%s under %s exited with status %d; its output is "
+					"in %s", w->name, c->name, run[i]->exit_status, b->log_path);
+	}
 	return 0;
 }
 
@@ -1336,6 +1457,61 @@ static void free_regions(struct mr_bench *b)
 	b->regions = NULL;
 }
 
+/* --together: a copy of each copy_dir workload's directory for every configuration,
+ * WORKDIR/trees/W-C (cp -a: builds that run at once each write their own objects). */
+static int copy_dirs(struct mr_bench *b)
+{
+	char trees[PATH_MAX], dst[PATH_MAX + 32];
+	unsigned wi, ci;
+
+	snprintf(trees, sizeof(trees), "%s/trees", b->workdir);
+	for (wi = 0; wi < b->nr_workloads; wi++) {
+		struct mr_bench_workload *w = &b->workloads[wi];
+
+		if (!w->copy_dir || !w->dir)
+			continue;
+		if (mkdir(trees, 0755) < 0 && errno != EEXIST)
+			return mr_error(-errno, "%s", trees);
+		for (ci = 0; ci < b->nr_configs; ci++) {
+			/* cp -a: the paths are arguments, not shell words */
+			char *argv[] = { "cp", "-a", "--", w->dir, dst, NULL };
+
+			snprintf(dst, sizeof(dst), "%s/%u-%u", trees, wi, ci);
+			fprintf(stderr, "bench: --together: copying %s to %s for %s\n", w->dir, dst,
+				b->configs[ci].name);
+			w->config_dir[ci] = strdup(dst);
+			if (!w->config_dir[ci])
+				return mr_error(-ENOMEM, "%s", dst);
+			if (run_argv(b, NULL, argv, "cp -a", NULL))
+				return mr_error_wrap(-EIO, "--together: a copy of %s for %s",
+						     w->dir, b->configs[ci].name);
+		}
+	}
+	return 0;
+}
+
+/* The copies are scratch: removed after the runs, whatever became of them. */
+static void remove_copies(struct mr_bench *b)
+{
+	char path[PATH_MAX];
+	unsigned wi, ci;
+	bool any = false;
+
+	for (wi = 0; wi < b->nr_workloads; wi++)
+		for (ci = 0; ci < b->nr_configs; ci++) {
+			any |= b->workloads[wi].config_dir[ci] != NULL;
+			free(b->workloads[wi].config_dir[ci]);
+			b->workloads[wi].config_dir[ci] = NULL;
+		}
+	if (any) {
+		char *argv[] = { "rm", "-rf", "--", path, NULL };
+
+		snprintf(path, sizeof(path), "%s/trees", b->workdir);
+		if (run_argv(b, NULL, argv, "rm -rf", NULL))
+			mr_clear_error();
+	}
+}
+
 int mr_bench_run_all(struct mr_bench *b)
 {
 	struct mr_energy_source src;
@@ -1358,9 +1534,18 @@ int mr_bench_run_all(struct mr_bench *b)
 				      "process only", b->configs[ci].name);
 		if (kind == MR_BENCH_REC || kind == MR_BENCH_CONTROL)
 			nr_observers++;
+		if (b->together && (kind == MR_BENCH_REC || kind == MR_BENCH_CONTROL ||
+				    kind == MR_BENCH_EVAC))
+			return mr_error(-EINVAL, "--together: %s cannot run beside another "
+					"configuration (its monitor or evacuation acts on what "
+					"the others run too): give orig, alloc, alloc+profile or "
+					"a bench file's", b->configs[ci].name);
 		if (check_config(b, &b->configs[ci]))
 			return -EINVAL;
 	}
+	if (b->together && b->phys)
+		return mr_error(-EINVAL, "--together and --phys: a physical record covers the "
+				"whole machine, every configuration at once");
 	if (nr_observers && b->apply) {
 		/* the runs' groups go under the cgroup v2 mount: found before the first */
 		char mnt[PATH_MAX];
@@ -1388,7 +1573,15 @@ int mr_bench_run_all(struct mr_bench *b)
 				"give --apply, where DAMON may be used (the VM lab: scripts/lab)");
 	fill_identity(b);
 	memset(&src, 0, sizeof(src));
-	if (mr_energy_open(&src, "auto", NULL) == 0) {
+	if (b->together) {
+		snprintf(b->energy_source, sizeof(b->energy_source), "none");
+		mr_bench_note(b, "--together: each round's configurations ran at the same time "
+			      "(kernbench: each in a copy of the tree), all on the same CPUs at "
+			      "the same speeds: user and system seconds compare within a round");
+		mr_bench_note(b, "--together: elapsed time and percent CPU are each run's beside "
+			      "the others', not what it takes alone; no DRAM energy nor regions "
+			      "holding data (they measure the machine, not one run)");
+	} else if (mr_energy_open(&src, "auto", NULL) == 0) {
 		have_src = true;
 		snprintf(b->energy_source, sizeof(b->energy_source), "%s", src.ops->name);
 		snprintf(b->energy_detail, sizeof(b->energy_detail), "%s", src.detail);
@@ -1399,7 +1592,8 @@ int mr_bench_run_all(struct mr_bench *b)
 	mr_bench_note(b, "peak RSS is the largest single process's (wait4's ru_maxrss), "
 		      "not the sum over the process tree");
 	note_affinity(b);
-	load_regions(b);
+	if (!b->together)
+		load_regions(b);
 	if (b->phys)
 		mr_bench_note(b, "low_power_pct: the share of region-time (regions x "
 			      "aggregation intervals) with no sampled access in the physical "
@@ -1439,9 +1633,35 @@ int mr_bench_run_all(struct mr_bench *b)
 	for (k = 0; k < total; k++)
 		b->run[k].order = k;
 	b->nr_planned = total;
+	if (b->together && (ret = copy_dirs(b)))
+		goto out;
 	t_start = now_mono_s();
 	for (k = 0; k < total; k++) {
 		struct mr_bench_run *r = &b->run[k];
+
+		if (b->together) {
+			/* a round's slots are consecutive, one per configuration */
+			struct mr_bench_run *round[MR_BENCH_MAX_CONFIGS];
+			unsigned n;
+
+			for (n = 0; n < b->nr_configs; n++) {
+				round[n] = &b->run[k + n];
+				if (round[n]->round == 0 &&
+				    b->configs[round[n]->config].kind == MR_BENCH_ALLOC_PROFILE &&
+				    !b->workloads[round[n]->workload].profile &&
+				    (ret = train(b, round[n]->workload)))
+					goto out;
+			}
+			progress(b, done, total, now_mono_s() - t_start, r);
+			ret = measure_round(b, round, n);
+			if (ret)
+				break;
+			k += n - 1;
+			b->nr_runs = done += n;
+			if (b->report_dir && done < total && mr_bench_write_report(b, b->report_dir))
+				mr_clear_error();
+			continue;
+		}
 
 		/* The training run comes before the workload's first run, and is not one. */
 		if (r->round == 0 && b->configs[r->config].kind == MR_BENCH_ALLOC_PROFILE &&
@@ -1464,6 +1684,7 @@ int mr_bench_run_all(struct mr_bench *b)
 	}
 	progress(b, done, total, 0, NULL);
 out:
+	remove_copies(b);
 	if (have_src)
 		mr_energy_close(&src);
 	return ret;

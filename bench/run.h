@@ -103,6 +103,10 @@ struct mr_bench_config {
  *		at the optimal load).
  * @wss_expect_mib: the access suite: the working set the pattern has (stairs 10
  *		MiB): a rec run's record is read for its p50 (0: not read).
+ * @copy_dir:	with --together, each configuration runs in a copy of @dir of its
+ *		own (kernbench's tree: builds that run at once cannot share one).
+ * @config_dir:	those copies, made by mr_bench_run_all and removed after the runs
+ *		(NULL: @dir).
  */
 struct mr_bench_workload {
 	char *name;
@@ -113,6 +117,8 @@ struct mr_bench_workload {
 	char *profile;
 	bool no_warmup;
 	double wss_expect_mib;
+	bool copy_dir;
+	char *config_dir[MR_BENCH_MAX_CONFIGS];
 };
 
 /*
@@ -157,6 +163,8 @@ struct mr_bench {
 	char *workdir;		/* records, profiles, the workloads' log */
 	char *log_path;		/* the workloads' stdout and stderr */
 	bool progress;		/* a progress line on standard error */
+	bool together;		/* --together: a round's configurations run at the same
+				 * time (run.c, measure_round) */
 	char energy_source[32];	/* "powercap", ..., "model"; "" before a run */
 	char energy_detail[256];
 	char notes[16][256];	/* what could not be measured, and why */

@@ -211,6 +211,7 @@ static int kernbench(struct mr_bench *b, const struct mr_bench_suite_opts *o)
 	for (unsigned i = 0; i < b->nr_workloads; i++) {
 		b->workloads[i].dir = strdup(tree);
 		b->workloads[i].prepare = strdup(prepare);
+		b->workloads[i].copy_dir = true;	/* --together: a tree each */
 	}
 	if (!o->configs_given) {
 		if (mr_bench_add_builtin(b, "orig") || mr_bench_add_builtin(b, "alloc") ||

@@ -50,6 +50,11 @@ static void usage(FILE *f)
 "  -n, --name NAME     WORKLOAD's row name (default: its first word's basename)\n"
 "  -r, --runs N        measured runs per configuration (default 5)\n"
 "  -w, --warmup N      warm-up rounds before them (default 1)\n"
+"      --together      run each round's configurations at the same time, not one\n"
+"                      after another (kernbench: in a copy of the tree each), so\n"
+"                      that every one sees the same CPU speeds: user and system\n"
+"                      seconds compare within a round; elapsed time does not\n"
+"                      (orig, alloc, alloc+profile and bench file configurations)\n"
 "  -j, --jobs J        kernbench's optimal load (default 4 x CPUs); with a\n"
 "                      WORKLOAD, names it \"Optimal load -j J\"\n"
 "      --json          print the bench as JSON (every raw run) instead of tables\n"
@@ -131,7 +136,7 @@ static char *join_command(int argc, char **argv)
 }
 
 enum { OPT_JSON = 256, OPT_CSV, OPT_TREE, OPT_KCONFIG, OPT_LOADS, OPT_PAUSE, OPT_SCHEMES,
-       OPT_BACKEND, OPT_CATTRS, OPT_PLAN, OPT_PHYS, OPT_APPLY };
+       OPT_BACKEND, OPT_CATTRS, OPT_PLAN, OPT_PHYS, OPT_APPLY, OPT_TOGETHER };
 
 int mr_cmd_bench(int argc, char **argv)
 {
@@ -156,6 +161,7 @@ int mr_cmd_bench(int argc, char **argv)
 		{ "plan", required_argument, NULL, OPT_PLAN },
 		{ "phys", no_argument, NULL, OPT_PHYS },
 		{ "apply", no_argument, NULL, OPT_APPLY },
+		{ "together", no_argument, NULL, OPT_TOGETHER },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -205,6 +211,7 @@ int mr_cmd_bench(int argc, char **argv)
 		case OPT_PLAN: b.plan = optarg; break;
 		case OPT_PHYS: b.phys = true; break;
 		case OPT_APPLY: b.apply = true; break;
+		case OPT_TOGETHER: b.together = true; break;
 		case 'h':
 			usage(stdout);
 			return mr_cli_finish(MR_EXIT_OK);

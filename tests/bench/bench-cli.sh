@@ -283,5 +283,57 @@ else
 	echo "$online CPUs online, $mine allowed: the affinity note is not checked"
 fi
 
+# --together: a round's configurations run at the same time. The workload of each
+# waits for the other's mark of the same round: run one after another, the first
+# would wait for the second, which starts only after it, and give up (exit 3).
+meet() {
+	mkdir -p "$tmp/marks"
+	cat >"$tmp/meet.bench" <<EOF
+config a
+	base orig
+	env WHO=a
+config b
+	base alloc
+	env WHO=b
+workload meet
+	run M='$tmp/marks'; mine=\$(ls \$M | grep -c "^\$WHO\\."); touch \$M/\$WHO.\$\$; other=\$([ \$WHO = a ] && echo b || echo a); i=0; while [ \$(ls \$M | grep -c "^\$other\\.") -le \$mine ]; do i=\$((i + 1)); [ \$i -lt $1 ] || exit 3; sleep 0.05; done
+EOF
+}
+meet 600
+"$ctl" bench -f "$tmp/meet.bench" -c a,b -r 3 -w 1 --together --json >"$tmp/tog.json" 2>"$tmp/err" ||
+	{ fail "--together: exit $?"; cat "$tmp/err"; }
+python3 - "$tmp/tog.json" >"$tmp/py" 2>&1 <<'EOF' || { fail "--together: the JSON"; cat "$tmp/py"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = ["--together: each round's configurations ran at the same time (kernbench: each in "
+        "a copy of the tree), all on the same CPUs at the same speeds: user and system "
+        "seconds compare within a round",
+        "--together: elapsed time and percent CPU are each run's beside the others', not "
+        "what it takes alone; no DRAM energy nor regions holding data (they measure the "
+        "machine, not one run)"]
+bad = []
+if d["together"] is not True:
+    bad.append("together is %r" % d["together"])
+for w in want:
+    if d["notes"].count(w) != 1:
+        bad.append("no note %r in %s" % (w, d["notes"]))
+runs = [(r["round"], r["config"], r["exit_status"]) for r in d["runs"]]
+if sorted(runs) != [(i, c, 0) for i in range(3) for c in "ab"]:
+    bad.append("runs %s" % runs)
+if d["energy_source"] != "none":
+    bad.append("energy_source %r" % d["energy_source"])
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+EOF
+rm -rf "$tmp/marks"
+meet 20
+"$ctl" bench -f "$tmp/meet.bench" -c a,b -r 1 -w 0 --json >/dev/null 2>"$tmp/err" &&
+	fail "one after another, the meeting workload did not fail: the test cannot tell"
+grep -q "^memregctl: meet under a exited with status 3;" "$tmp/err" ||
+	{ fail "one after another: not the first run's exit 3"; cat "$tmp/err"; }
+rm -rf "$tmp/marks"
+check "--together rec" 1 "memregctl: --together: rec cannot run beside another configuration (its monitor or evacuation acts on what the others run too): give orig, alloc, alloc+profile or a bench file's" -- -c orig,rec -r 1 -w 0 --together -- true
+check "--together --phys" 1 "memregctl: --together and --phys: a physical record covers the whole machine, every configuration at once" -- -c orig,alloc -r 1 -w 0 --together --phys -- true
+
 [ "$fails" -eq 0 ] || exit 1
 echo "PASS: bench-cli"
