@@ -315,7 +315,7 @@ void mr_bench_print_tables(FILE *f, const struct mr_bench *b)
 		fprintf(f, "Notes:\n");
 		if (b->energy_source[0])
 			fprintf(f, "  DRAM energy: %s%s%s%s\n", b->energy_source,
-				energy_modelled(b) ? " (no RAPL DRAM counter here)" : "",
+				energy_modelled(b) && !b->together ? " (no RAPL DRAM counter here)" : "",
 				b->energy_detail[0] ? ": " : "", b->energy_detail);
 		for (i = 0; i < b->nr_notes; i++)
 			fprintf(f, "  %s\n", b->notes[i]);

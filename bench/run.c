@@ -1575,6 +1575,7 @@ int mr_bench_run_all(struct mr_bench *b)
 	memset(&src, 0, sizeof(src));
 	if (b->together) {
 		snprintf(b->energy_source, sizeof(b->energy_source), "none");
+		snprintf(b->energy_detail, sizeof(b->energy_detail), "not measured with --together");
 		mr_bench_note(b, "--together: each round's configurations ran at the same time "
 			      "(kernbench: each in a copy of the tree), all on the same CPUs at "
 			      "the same speeds: user and system seconds compare within a round");

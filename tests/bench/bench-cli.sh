@@ -320,8 +320,8 @@ for w in want:
 runs = [(r["round"], r["config"], r["exit_status"]) for r in d["runs"]]
 if sorted(runs) != [(i, c, 0) for i in range(3) for c in "ab"]:
     bad.append("runs %s" % runs)
-if d["energy_source"] != "none":
-    bad.append("energy_source %r" % d["energy_source"])
+if (d["energy_source"], d["energy_detail"]) != ("none", "not measured with --together"):
+    bad.append("energy %r: %r" % (d["energy_source"], d["energy_detail"]))
 print("\n".join(bad))
 sys.exit(1 if bad else 0)
 EOF
