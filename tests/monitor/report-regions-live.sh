@@ -15,7 +15,15 @@ fi
 "$gen" -t 1 "$top_srcdir/monitor/configs/zigzag" >/dev/null &
 pid=$!
 trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
-sleep 1
+# Recorded once its 200 MiB are written, not after a fixed pause: under a loaded
+# machine's make check a second was not enough (101 MiB placed, 2026-12-06).
+i=0
+while [ "$(awk '/^VmRSS:/ { print int($2 / 1024) }' /proc/$pid/status 2>/dev/null || echo 0)" -lt 200 ]; do
+	i=$((i + 1))
+	[ $i -lt 1200 ] || fail "the generator did not write its 200 MiB in 120 s"
+	kill -0 $pid 2>/dev/null || fail "the generator exited"
+	sleep 0.1
+done
 "$ctl" record -b refs --apply -a 100000,500000,2000000 -d 2 --pid $pid -o "$tmp/live.rec" 2>"$tmp/err" ||
 	{ cat "$tmp/err"; fail "record"; }
 "$ctl" report regions --json "$tmp/live.rec" >"$tmp/out.json" 2>"$tmp/err"
