@@ -253,6 +253,20 @@ int mr_bench_locate(struct mr_bench *b)
 	return 0;	/* only alloc needs it: it says so */
 }
 
+/* In a child of the bench: standard output and error appended to the log, in @dir
+ * (NULL: here; one that cannot be entered exits 126). */
+static void child_to_log(const struct mr_bench *b, const char *dir)
+{
+	int fd = open(b->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+
+	if (fd >= 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+	}
+	if (dir && chdir(dir) < 0)
+		_exit(126);
+}
+
 /* Run @argv in @dir (NULL: here), its output in the log; @secs (NULL: not wanted)
  * gets how long it took. @what names it in the error. */
 static int run_argv(struct mr_bench *b, const char *dir, char *const argv[], const char *what,
@@ -267,14 +281,7 @@ static int run_argv(struct mr_bench *b, const char *dir, char *const argv[], con
 	if (pid < 0)
 		return mr_error(-errno, "fork");
 	if (pid == 0) {
-		int fd = open(b->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		if (dir && chdir(dir) < 0)
-			_exit(126);
+		child_to_log(b, dir);
 		execvp(argv[0], argv);
 		_exit(127);
 	}
@@ -626,12 +633,7 @@ static pid_t phys_start(struct mr_bench *b, const char *path)
 	if (pid < 0)
 		return mr_error(-errno, "fork");
 	if (pid == 0) {
-		int fd = open(b->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
+		child_to_log(b, NULL);
 		execl(b->memregctl, b->memregctl, "record", "--phys", "--backend", "damon",
 		      "--apply", "-o", path, (char *)NULL);
 		_exit(127);
@@ -883,14 +885,10 @@ static pid_t monitor_start(struct mr_bench *b, const struct mr_bench_config *c,
 	if (pid < 0)
 		return mr_error(-errno, "fork");
 	if (pid == 0) {
-		int fd = open(b->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 		const char *argv[20];
 		unsigned n = 0;
 
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
+		child_to_log(b, NULL);
 		argv[n++] = b->memregctl;
 		if (c->kind == MR_BENCH_REC) {
 			argv[n++] = "record";
@@ -966,18 +964,32 @@ static int monitor_stop(struct mr_bench *b, const struct mr_bench_config *c, pid
 static void child_prologue(const struct mr_bench *b, const struct mr_bench_config *c,
 			   const struct mr_bench_workload *w, const char *dir)
 {
-	int fd = open(b->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
-	if (fd >= 0) {
-		dup2(fd, 1);
-		dup2(fd, 2);
-	}
 	if (in >= 0)
 		dup2(in, 0);
-	if (dir && chdir(dir) < 0)
-		_exit(126);
+	child_to_log(b, dir);
 	child_env(b, c, w);
+}
+
+/* Nothing measured yet: every metric and side time not known (NaN). */
+static void run_reset(struct mr_bench_run *r)
+{
+	unsigned i;
+
+	for (i = 0; i < NR_MR_BENCH_METRICS; i++)
+		r->m[i] = NAN;
+	r->setup_s = r->teardown_s = r->evac_bytes = r->evac_s = NAN;
+}
+
+/* 0, or -EIO with mr_error() naming the log when the workload exited non-zero. */
+static int run_status(const struct mr_bench *b, const struct mr_bench_run *r)
+{
+	if (!r->exit_status)
+		return 0;
+	return mr_error(-EIO, "%s under %s exited with status %d; its output is in %s",
+			b->workloads[r->workload].name, b->configs[r->config].name,
+			r->exit_status, b->log_path);
 }
 
 /* The metrics wait4 gives (its rusage covers the child and every descendant it
@@ -1013,12 +1025,9 @@ static int measure(struct mr_bench *b, struct mr_energy_source *src, unsigned wi
 	struct rusage ru = { 0 };	/* the monitor's is added even after a failed wait */
 	double t0;
 	pid_t pid, phys = 0, mon = 0;
-	unsigned i;
 	int st, err;
 
-	for (i = 0; i < NR_MR_BENCH_METRICS; i++)
-		r->m[i] = NAN;
-	r->setup_s = r->teardown_s = r->evac_bytes = r->evac_s = NAN;
+	run_reset(r);
 	if (w->prepare && run_shell(b, w->dir, w->prepare, NULL))
 		return mr_error_wrap(-EIO, "%s: preparing", w->name);
 	if (c->setup && run_shell(b, w->dir, c->setup, &r->setup_s))
@@ -1141,10 +1150,7 @@ static int measure(struct mr_bench *b, struct mr_energy_source *src, unsigned wi
 		return -EIO;
 	if (c->kind == MR_BENCH_REC && w->wss_expect_mib > 0 && !r->exit_status)
 		rec_wss(recpath, in_cgroup, r);
-	if (r->exit_status)
-		return mr_error(-EIO, "%s under %s exited with status %d; its output is in %s",
-				w->name, c->name, r->exit_status, b->log_path);
-	return 0;
+	return run_status(b, r);
 }
 
 /* Where workload @w runs under configuration @ci: its copy with --together, if any. */
@@ -1172,11 +1178,8 @@ static int measure_round(struct mr_bench *b, struct mr_bench_run **run, unsigned
 		const struct mr_bench_workload *w = &b->workloads[run[i]->workload];
 		const struct mr_bench_config *c = &b->configs[run[i]->config];
 		const char *dir = run_dir(w, run[i]->config);
-		unsigned k;
 
-		for (k = 0; k < NR_MR_BENCH_METRICS; k++)
-			run[i]->m[k] = NAN;
-		run[i]->setup_s = run[i]->teardown_s = run[i]->evac_bytes = run[i]->evac_s = NAN;
+		run_reset(run[i]);
 		if (w->prepare && run_shell(b, dir, w->prepare, NULL))
 			return mr_error_wrap(-EIO, "%s: preparing for %s", w->name, c->name);
 		if (c->setup && run_shell(b, dir, c->setup, &run[i]->setup_s))
@@ -1232,9 +1235,8 @@ static int measure_round(struct mr_bench *b, struct mr_bench_run **run, unsigned
 
 		if (c->teardown && run_shell(b, dir, c->teardown, &run[i]->teardown_s))
 			return mr_error_wrap(-EIO, "%s: teardown of %s", w->name, c->name);
-		if (run[i]->exit_status)
-			return mr_error(-EIO, "%s under %s exited with status %d; its output is "
-					"in %s", w->name, c->name, run[i]->exit_status, b->log_path);
+		if (run_status(b, run[i]))
+			return -EIO;
 	}
 	return 0;
 }
@@ -1313,6 +1315,19 @@ static void progress(const struct mr_bench *b, unsigned done, unsigned total,
 	if (!isnan(eta))
 		fprintf(stderr, ", ETA %.0f s", eta);
 	fflush(stderr);
+}
+
+/* alloc+profile's training run, before run @r when it is the workload's first under
+ * it (the training is not a run); 0 when none is due. */
+static int train_before(struct mr_bench *b, const struct mr_bench_run *r)
+{
+	if (r->round != 0 || b->configs[r->config].kind != MR_BENCH_ALLOC_PROFILE ||
+	    b->workloads[r->workload].profile)
+		return 0;
+	if (b->progress)
+		fprintf(stderr, "\r\033[Kbench: %s: alloc+profile's training run",
+			b->workloads[r->workload].name);
+	return train(b, r->workload);
 }
 
 static void fill_identity(struct mr_bench *b)
@@ -1647,10 +1662,7 @@ int mr_bench_run_all(struct mr_bench *b)
 
 			for (n = 0; n < b->nr_configs; n++) {
 				round[n] = &b->run[k + n];
-				if (round[n]->round == 0 &&
-				    b->configs[round[n]->config].kind == MR_BENCH_ALLOC_PROFILE &&
-				    !b->workloads[round[n]->workload].profile &&
-				    (ret = train(b, round[n]->workload)))
+				if ((ret = train_before(b, round[n])))
 					goto out;
 			}
 			progress(b, done, total, now_mono_s() - t_start, r);
@@ -1664,16 +1676,9 @@ int mr_bench_run_all(struct mr_bench *b)
 			continue;
 		}
 
-		/* The training run comes before the workload's first run, and is not one. */
-		if (r->round == 0 && b->configs[r->config].kind == MR_BENCH_ALLOC_PROFILE &&
-		    !b->workloads[r->workload].profile) {
-			if (b->progress)
-				fprintf(stderr, "\r\033[Kbench: %s: alloc+profile's training run",
-					b->workloads[r->workload].name);
-			ret = train(b, r->workload);
-			if (ret)
-				break;
-		}
+		ret = train_before(b, r);
+		if (ret)
+			break;
 		progress(b, done, total, now_mono_s() - t_start, r);
 		ret = measure(b, have_src ? &src : NULL, r->workload, r->config, r);
 		if (ret)
