@@ -13,6 +13,7 @@
 #include "allocator/internal.h"
 #include "allocator/os.h"
 #include "allocator/sites.h"
+#include "allocator/start.h"
 #include "allocator/stats.h"
 #include "allocator/tcache.h"
 
@@ -68,15 +69,47 @@ static void start_reports(void)
 		atexit(at_exit);
 }
 
-static int heap_init(void)
+/* The options, read once by the first allocation (the start-up heap's or the arena's):
+ * they say whether the start-up heap is used, and how much of it. It is not when a
+ * profile, site tracking, the stats export or the exit report is asked for: they
+ * place or count every object by its region. */
+static void options_load(void)
 {
 	extern char **environ;
+	uint64_t sh;
+
+	mr_options_load(environ, getauxval(AT_SECURE) != 0, warn_option);
+	sh = MR_OPT(start_heap);
+	if (sh > MR_START_MAX) {
+		warn_value("MEMREG_START_HEAP", MR_OPT_STR(start_heap), "at most 64K");
+		sh = mr_options[MR_OPT_start_heap].def;
+		mr_options[MR_OPT_start_heap].value = sh;
+	}
+	if (MR_OPT_STR(profile) || MR_OPT_STR(site_map) || MR_OPT(track_sites) ||
+	    MR_OPT(export_stats) || MR_OPT(show_stats))
+		sh = 0;
+	mr_start_set(sh);
+}
+
+void mr_options_once(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	static _Atomic bool done;
+
+	if (MR_LIKELY(atomic_load_explicit(&done, memory_order_acquire)))
+		return;
+	pthread_once(&once, options_load);
+	atomic_store_explicit(&done, true, memory_order_release);
+}
+
+static int heap_init(void)
+{
 	uint64_t rs;
 	uint32_t order, nregions, max_regions;
 	char *base;
 	struct mr_span *spans;
 
-	mr_options_load(environ, getauxval(AT_SECURE) != 0, warn_option);
+	mr_options_once();
 	rs = MR_OPT(region_size);
 	if (rs < (UINT64_C(1) << 20) || rs > (UINT64_C(1) << (MR_MAX_ORDER + MR_PAGE_SHIFT)) ||
 	    (rs & (rs - 1))) {
@@ -197,6 +230,7 @@ void mr_fallback_note(void)
 
 static void fork_prepare(void)
 {
+	mr_start_fork_lock();
 	mr_tcache_lock_all();
 	mr_heap_fork_lock();
 	mr_sites_fork_lock();
@@ -207,6 +241,7 @@ static void fork_parent(void)
 	mr_sites_fork_unlock();
 	mr_heap_fork_unlock();
 	mr_tcache_unlock_all();
+	mr_start_fork_unlock();
 }
 
 /* The child has only the forking thread: the caches of the others stay theirs,
@@ -216,6 +251,7 @@ static void fork_child(void)
 	mr_sites_fork_unlock();
 	mr_heap_fork_unlock();
 	mr_tcache_unlock_all();
+	mr_start_fork_unlock();
 	if (mr_stats_after_fork())
 		mr_classes_after_fork();
 }

@@ -17,6 +17,7 @@
 #include "allocator/large.h"
 #include "allocator/os.h"
 #include "allocator/sites.h"
+#include "allocator/start.h"
 #include "allocator/stats.h"
 #include "allocator/tcache.h"
 #include "memreg.h"
@@ -81,6 +82,10 @@ static void resolve_glibc(void)
 
 static void foreign_free(void *p)
 {
+	if (mr_in_start(p)) {
+		mr_start_free(p);
+		return;
+	}
 	if (in_boot(p))
 		return;
 	resolve_glibc();
@@ -90,6 +95,8 @@ static void foreign_free(void *p)
 
 static size_t foreign_usable(void *p)
 {
+	if (mr_in_start(p))
+		return mr_start_usable(p);
 	if (in_boot(p))
 		return 0;
 	resolve_glibc();
@@ -201,6 +208,15 @@ static inline enum mr_temp cur_temp(struct mr_tcache *tc, const void *ret)
 static __attribute__((noinline)) void *alloc_fast_miss(struct mr_tcache *tc, size_t size,
 						       const void *ret)
 {
+	/* A thread without a cache yet: the start-up heap while it is open (start.h). */
+	if (MR_UNLIKELY(!tc) && size <= MR_START_OBJ_MAX && mr_start_open()) {
+		void *p;
+
+		mr_options_once();
+		p = mr_start_alloc(size);
+		if (p)
+			return p;
+	}
 	return alloc_slow(size, MR_MIN_ALIGN, cur_temp(tc, ret), ret);
 }
 
@@ -373,7 +389,11 @@ static void *realloc_impl(void *p, size_t size, const void *ret)
 		return NULL;
 	}
 	if (!mr_in_arena(p)) {
-		if (in_boot(p)) {
+		if (mr_in_start(p)) {
+			if (mr_start_resize(p, size))
+				return p;
+			old = mr_start_usable(p);
+		} else if (in_boot(p)) {
 			old = (size_t)(boot_buf + sizeof(boot_buf) - (char *)p);
 		} else {
 			resolve_glibc();
@@ -569,6 +589,18 @@ MR_EXPORT int malloc_trim(size_t pad)
 	return mr_heap_trim() || spares;
 }
 
+/* The page heap's totals with the start-up heap's: its top as opened, its live
+ * objects as used. */
+static void totals(struct mr_heap_totals *t)
+{
+	uint64_t live, top;
+
+	mr_heap_totals(t);
+	mr_start_totals(&live, &top);
+	t->active_bytes += top;
+	t->used_bytes += live;
+}
+
 /* ---- mallinfo2, mallinfo, malloc_stats, malloc_info: libmemreg's heap ----
  * glibc's fields, filled from the page heap (mr_heap_totals): arena = the regions
  * opened for spans and slabs, uordblks = pages of live spans and slabs in them,
@@ -613,7 +645,7 @@ MR_EXPORT struct mallinfo2 mallinfo2(void)
 		memset(&none, 0, sizeof(none));
 		return none;
 	}
-	mr_heap_totals(&t);
+	totals(&t);
 	return info_of(&t);
 }
 
@@ -667,7 +699,7 @@ MR_EXPORT void malloc_stats(void)
 		errno = e;
 		return;
 	}
-	mr_heap_totals(&t);
+	totals(&t);
 	mr_write_str(2, "Arena 0:\n");
 	put_line("system bytes     = ", t.active_bytes);
 	put_line("in use bytes     = ", t.used_bytes);
@@ -692,7 +724,7 @@ MR_EXPORT int malloc_info(int options, FILE *fp)
 
 		return g ? g(options, fp) : EINVAL;
 	}
-	mr_heap_totals(&t);
+	totals(&t);
 	sys = t.active_bytes;
 	rest = t.active_bytes - t.used_bytes;
 	fprintf(fp, "<malloc version=\"1\">\n<heap nr=\"0\">\n<sizes>\n</sizes>\n"
@@ -799,7 +831,7 @@ MR_EXPORT int memreg_get_stats(struct memreg_stats *st, size_t size)
 	if (!st)
 		return -EINVAL;
 	mr_ready();
-	mr_heap_totals(&t);
+	totals(&t);
 	all.region_bytes = t.region_bytes;
 	all.regions_live = t.regions_live;
 	all.used_bytes = t.used_bytes + t.huge_bytes;

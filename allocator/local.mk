@@ -8,6 +8,7 @@ include_HEADERS += include/memreg.h
 libmemreg_la_SOURCES = \
 	allocator/interpose.c allocator/hotcold.c \
 	allocator/init.h allocator/init.c \
+	allocator/start.h allocator/start.c \
 	allocator/tcache.h allocator/tcache.c \
 	allocator/large.h allocator/large.c \
 	allocator/sites.h allocator/sites.c \
@@ -86,6 +87,10 @@ check_PROGRAMS += tests/alloc/packing
 tests_alloc_packing_SOURCES = tests/alloc/packing.c bench/alloc-workloads.h tests/alloc/self-status.h
 tests_alloc_packing_CFLAGS = $(AM_CFLAGS) -fno-builtin
 tests_alloc_packing_LDADD = -ldl -lpthread
+check_PROGRAMS += tests/alloc/start-heap
+tests_alloc_start_heap_SOURCES = tests/alloc/start-heap.c
+tests_alloc_start_heap_CFLAGS = $(AM_CFLAGS) -fno-builtin
+tests_alloc_start_heap_LDADD = -lpthread
 check_PROGRAMS += tests/alloc/resident
 tests_alloc_resident_SOURCES = tests/alloc/resident.c
 tests_alloc_resident_CFLAGS = $(AM_CFLAGS) -fno-builtin
@@ -101,11 +106,11 @@ tests_alloc_fork_init_LDADD = -lpthread
 TESTS += tests/alloc/fork-init
 TESTS += tests/alloc/stress.sh tests/alloc/safety.sh tests/alloc/packing.sh tests/alloc/sites.sh tests/alloc/alloc-stats.sh tests/alloc/realprog-tools.sh \
 	tests/alloc/realprog-python.sh tests/alloc/memory.sh tests/alloc/packaging.sh tests/alloc/layers.sh \
-	tests/alloc/resident.sh
+	tests/alloc/resident.sh tests/alloc/start-heap.sh
 endif
 EXTRA_DIST += tests/alloc/preload.sh tests/alloc/stress.sh tests/alloc/safety.sh tests/alloc/packing.sh tests/alloc/sites.sh tests/alloc/alloc-stats.sh tests/alloc/realprog-tools.sh \
 	tests/alloc/realprog-python.sh tests/alloc/memory.sh tests/alloc/packaging.sh tests/alloc/api-prog.c \
-	tests/alloc/layers.sh tests/alloc/resident.sh
+	tests/alloc/layers.sh tests/alloc/resident.sh tests/alloc/start-heap.sh
 
 tools_memregctl_SOURCES += tools/cmd-alloc-stats.c
 
@@ -118,7 +123,7 @@ MR_FUZZ_RENAME = -DMR_NO_ALIASES -Dmalloc=mrz_malloc -Dfree=mrz_free -Dcalloc=mr
 	-Dmemalign=mrz_memalign -Dvalloc=mrz_valloc -Dpvalloc=mrz_pvalloc \
 	-Dmalloc_usable_size=mrz_malloc_usable_size -Dmalloc_trim=mrz_malloc_trim \
 	-Dcfree=mrz_cfree -Dfree_sized=mrz_free_sized -Dfree_aligned_sized=mrz_free_aligned_sized
-MR_ALLOC_CORE_SRCS = allocator/interpose.c allocator/init.c allocator/tcache.c \
+MR_ALLOC_CORE_SRCS = allocator/interpose.c allocator/init.c allocator/start.c allocator/tcache.c \
 	allocator/large.c allocator/sites.c allocator/heap.c allocator/stats.c allocator/buddy.c \
 	allocator/os.c allocator/sizeclass.c allocator/options.c allocator/fmt.c
 EXTRA_DIST += tests/alloc/fuzz-alloc.c

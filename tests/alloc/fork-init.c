@@ -49,13 +49,17 @@ void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off
 	return p;
 }
 
+/* Objects over the start-up heap's largest (8 KiB), so that the arena is set up and
+ * the child's takes the heap lock (a span). */
+#define SIZE 40000
+
 static void *first_alloc(void *arg)
 {
-	char *p = mrz_malloc(64);
+	char *p = mrz_malloc(SIZE);
 
 	if (!p)
 		return (void *)1;
-	memset(p, 0x5a, 64);
+	memset(p, 0x5a, SIZE);
 	mrz_free(p);
 	return arg;
 }
@@ -90,10 +94,10 @@ int main(void)
 		char *p;
 
 		alarm(5);
-		p = mrz_malloc(100);
+		p = mrz_malloc(SIZE);
 		if (!p)
 			_exit(2);
-		memset(p, 0xa5, 100);
+		memset(p, 0xa5, SIZE);
 		mrz_free(p);
 		_exit(0);
 	}

@@ -18,14 +18,15 @@ fail() {
 LAYERS='
 1 front interpose.c hotcold.c
 2 init init.c init.h
-3 tcache tcache.c tcache.h
-4 large large.c large.h
-5 sites sites.c sites.h
-6 heap heap.c heap.h
-7 stats stats.c stats.h
-8 buddy buddy.c buddy.h
-9 os os.c os.h
-10 base internal.h sizeclass.c options.c fmt.c stats-format.h classes-format.h
+3 start start.c start.h
+4 tcache tcache.c tcache.h
+5 large large.c large.h
+6 sites sites.c sites.h
+7 heap heap.c heap.h
+8 stats stats.c stats.h
+9 buddy buddy.c buddy.h
+10 os os.c os.h
+11 base internal.h sizeclass.c options.c fmt.c stats-format.h classes-format.h
 '
 # rank_of FILE: the layer's number, empty if the file is in no layer.
 rank_of() {
