@@ -162,6 +162,8 @@ static void *alloc_pick(size_t size, size_t align, enum mr_temp temp, const void
 		}
 	}
 	tc = mr_tc;
+	if (tc && temp == MR_TEMP_NORMAL)
+		mr_tcache_medium_return(tc);
 	p = mr_large_alloc(size, align, temp, site, tc ? &tc->spans : NULL);
 	if (p)
 		return p;

@@ -1177,6 +1177,48 @@ static bool slab_written_whole(const struct mr_span *cur)
 	return mr_os_resident_pages(mr_page_addr(span_page(cur)), npages) >= npages - npages / 16;
 }
 
+/* ---- medium slabs in a young thread ----
+ * Objects over a page are few to a slab, and a short process that reads files of
+ * many sizes into buffers it frees at once (the kernel build's fixdep: 150 buffers
+ * of 4-70 KiB, in most of the 24 classes over 4 KiB, and spans) would write each
+ * class's slab's pages for its first object, and its spans would go above those
+ * slabs, where glibc's one heap writes the same pages again. So before a thread
+ * makes a slab of such a class, or asks for a span, the current slabs of the other
+ * such classes that have no object out go back to the page heap, and the new slab
+ * or span, lowest first, lands on their pages, written already. Spares stay (a bin
+ * that emptied a slab while another was current will likely fill one again: "spare
+ * slabs" above). A thread looks MR_MEDIUM_LOOKS times at most: past its start a
+ * program's bins have their slabs, and one that alternated such classes one object
+ * at a time would make a slab at every allocation. */
+#define MR_FIRST_MEDIUM 48	/* the first class over a page (4368) */
+#define MR_MEDIUM_LOOKS 256
+_Static_assert(MR_FIRST_MEDIUM < MR_NR_CLASSES, "classes over a page");
+
+static void medium_return_empty(struct mr_tcache *tc, enum mr_temp temp, unsigned except)
+{
+	uint32_t page;
+	bool had_spare;
+
+	tc->medium_looks++;
+	for (unsigned c = MR_FIRST_MEDIUM; c < MR_NR_CLASSES; c++) {
+		struct mr_bin *b = &tc->bins[temp][c];
+
+		if (c == except || !b->cur || b->cur_used != 0)
+			continue;
+		had_spare = b->spare != MR_NONE;
+		page = b->cur_head;
+		bin_retire_current(tc, b);	/* back, or to the spare: then back */
+		if (!had_spare && b->spare == page)
+			spare_release(tc, b);
+	}
+}
+
+void mr_tcache_medium_return(struct mr_tcache *tc)
+{
+	if (tc->medium_looks < MR_MEDIUM_LOOKS && (tc->bins_ready & (1u << MR_TEMP_NORMAL)))
+		medium_return_empty(tc, MR_TEMP_NORMAL, MR_NR_CLASSES);
+}
+
 /* The bin ran dry. In that order: remote frees to this cache; the lowest slab with
  * room among the current and partial ones (lowest first: high regions drain); the
  * stash; exited threads' slabs; live threads' inboxes; a new slab (from the lowest
@@ -1201,6 +1243,8 @@ void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 		remote_flush(tc);	/* the heap grows: what this thread holds goes back */
 		spares_check(tc);
 		if (!spare_take(tc, b, cls, temp)) {
+			if (cls >= MR_FIRST_MEDIUM && tc->medium_looks < MR_MEDIUM_LOOKS)
+				medium_return_empty(tc, temp, cls);
 			s = slab_new(tc, cls, temp);
 			if (!s)
 				return NULL;

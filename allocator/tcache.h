@@ -66,6 +66,9 @@ struct mr_tcache {
 	/* steal_inboxes' looks to skip after failing; kept for the next thread (a
 	 * thread that lives for a few hundred allocations would learn it each time) */
 	uint8_t steal_wait, steal_backoff;
+	/* Looks for empty slabs of objects over a page to give back before a new such
+	 * slab or a span (tcache.c, "medium slabs in a young thread"). */
+	uint16_t medium_looks;
 	/* Free objects of other caches' slabs taken from their inboxes (steal_inboxes),
 	 * by temperature and class: handed out before a new slab is made. */
 	void *stash[NR_MR_TEMP][MR_NR_CLASSES];
@@ -91,6 +94,9 @@ void mr_remote_free(struct mr_tcache *tc, struct mr_span *s, void *p) MR_HIDDEN;
  * give its bins' spare slabs back to the page heap (which purges them then, or at
  * once if they are the biggest freed yet). True if there were spares. */
 bool mr_tcache_trim(void) MR_HIDDEN;
+/* Before a span of normal data: the thread's empty slabs over a page go back, while
+ * it is young (tcache.c, "medium slabs in a young thread"). */
+void mr_tcache_medium_return(struct mr_tcache *tc) MR_HIDDEN;
 /* Start-up: the shared cache and the free-list key (the arena published); the
  * thread-exit hook, once, at load. fork: every cache lock (os.h, mr_os_fork_lock). */
 void mr_tcache_init(void) MR_HIDDEN;

@@ -34,6 +34,18 @@ static double rss_mib(void)
 	return (double)res * (double)sysconf(_SC_PAGESIZE) / MIB;
 }
 
+/* Resident anonymous bytes (statm's second field less its third, the file pages). */
+static double anon_mib(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long size, res, shared;
+
+	if (!f || fscanf(f, "%lu %lu %lu", &size, &res, &shared) != 3)
+		FAIL("cannot read /proc/self/statm");
+	fclose(f);
+	return (double)(res - shared) * (double)sysconf(_SC_PAGESIZE) / MIB;
+}
+
 static void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
@@ -553,6 +565,41 @@ static int mode_spare(bool wait)
 	return 0;
 }
 
+/* A short process's buffers (fixdep's pattern): 24 sizes over 4 KiB, one class each,
+ * then 8 spans, each written whole and freed before the next. Each new slab or span
+ * goes over the emptied slab before it (tcache.c, "medium slabs in a young
+ * thread"): the process grows by about one buffer, not by the sum of them. */
+static int mode_medium(void)
+{
+	static const unsigned sizes[] = {
+		4400, 8300, 5000, 16500, 5500, 9000, 6000, 18000, 6600, 9500, 7000, 20000,
+		7500, 10500, 12000, 22000, 13000, 24000, 14000, 26000, 15000, 28000, 16000, 30000,
+		40000, 70000, 35000, 60000, 45000, 50000, 36000, 65000,
+	};
+	unsigned n = sizeof(sizes) / sizeof(sizes[0]), sum = 0;
+	double before, grew;
+
+	free(malloc(100));	/* the heap set up first: its own pages are not counted */
+	before = anon_mib();
+
+	for (unsigned i = 0; i < n; i++) {
+		char *p = malloc(sizes[i]);
+
+		if (!p || !in_memreg(p))
+			FAIL("medium: malloc(%u): %p", sizes[i], (void *)p);
+		memset(p, 0x5a, sizes[i]);
+		free(p);
+		sum += sizes[i];
+	}
+	grew = anon_mib() - before;
+	if (grew > 0.09)
+		FAIL("medium: %u buffers of 4.4-70 KB (%.2f MiB), each freed before the next, "
+		     "grew its anonymous resident memory by %.2f MiB (at most 0.09)", n, sum / MIB, grew);
+	printf("medium: %u buffers of 4.4-70 KB (%.2f MiB) one after another: +%.2f MiB "
+	       "anonymous resident\n", n, sum / MIB, grew);
+	return 0;
+}
+
 /* Not a test: the CPU cost of one 40 KiB malloc+free (ns), for MEMREG_EXPORT_STATS. */
 static int mode_cost(void)
 {
@@ -812,6 +859,8 @@ int main(int argc, char **argv)
 		return mode_span_cache(false);
 	if (!strcmp(m, "span-cache-single"))
 		return mode_span_cache(true);
+	if (!strcmp(m, "medium"))
+		return mode_medium();
 	if (!strcmp(m, "spare"))
 		return mode_spare(false);
 	if (!strcmp(m, "spare-decay"))

@@ -53,6 +53,9 @@ run span-cache "$PROG" span-cache
 # malloc_trim.
 run spare MEMREG_DIRTY_PCT=0 "$PROG" spare
 run spare-decay MEMREG_DIRTY_PCT=0 "$PROG" spare-decay
+# A young thread's buffers of many sizes over a page, each freed before the next,
+# reuse the same pages (tcache.c, "medium slabs in a young thread").
+run medium MEMREG_DECAY_MS=600000 MEMREG_DIRTY_PCT=0 "$PROG" medium
 run calloc-dontneed "$PROG" calloc-purged
 run calloc-madv-free MEMREG_MADV_FREE=1 "$PROG" calloc-purged
 # Large spans prefaulted only for a call site that writes them whole (large.c).
