@@ -42,8 +42,11 @@ static void clear_bit(uint64_t *map, uint32_t g)
 static uint32_t end_of(uint32_t g)
 {
 	uint32_t w = (g + 1) / 64;
-	uint64_t m = (g + 1) % 64 ? starts[w] & (~UINT64_C(0) << ((g + 1) % 64)) : starts[w];
+	uint64_t m;
 
+	if (w >= WORDS)
+		return top;
+	m = starts[w] & (~UINT64_C(0) << ((g + 1) % 64));
 	for (;;) {
 		if (m) {
 			uint32_t e = w * 64 + (uint32_t)__builtin_ctzll(m);
@@ -95,7 +98,7 @@ void *mr_start_alloc(size_t size)
 	if (size > MR_START_OBJ_MAX)
 		return NULL;
 	mr_os_lock(&lock);
-	if (mr_start_closed) {
+	if (__atomic_load_n(&mr_start_closed, __ATOMIC_RELAXED)) {
 		/* closed while this thread waited */
 	} else if (top + n > limit) {
 		__atomic_store_n(&mr_start_closed, true, __ATOMIC_RELAXED);
@@ -162,8 +165,8 @@ bool mr_start_resize(void *p, size_t size)
 	want = (uint32_t)((size + (1u << GRANULE_SHIFT) - 1) >> GRANULE_SHIFT);
 	if (size <= MR_START_OBJ_MAX && want <= end - g) {
 		ok = true;
-	} else if (size <= MR_START_OBJ_MAX && end == top && !mr_start_closed &&
-		   g + want <= limit) {
+	} else if (size <= MR_START_OBJ_MAX && end == top &&
+		   !__atomic_load_n(&mr_start_closed, __ATOMIC_RELAXED) && g + want <= limit) {
 		live_bytes += (uint64_t)(g + want - end) << GRANULE_SHIFT;
 		top = g + want;
 		ok = true;

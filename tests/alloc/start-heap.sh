@@ -24,6 +24,15 @@ for mode in short fill threads fork; do
 	fi
 done
 
+# The largest heap, filled to its last granule.
+if MEMREG_START_HEAP=64K LD_PRELOAD="$MEMREG_LIB" "$prog" fill >"$tmp/fill64.out" 2>"$tmp/fill64.err" &&
+   ! [ -s "$tmp/fill64.err" ]; then
+	echo "ok: MEMREG_START_HEAP=64K fill $(cat "$tmp/fill64.out")"
+else
+	fail "MEMREG_START_HEAP=64K fill"
+	cat "$tmp/fill64.err" >&2
+fi
+
 # abort_case WHAT LINE: the child dies of SIGABRT, its stderr LINE exactly.
 abort_case() {
 	LD_PRELOAD="$MEMREG_LIB" "$prog" abort-child "$1" >"$tmp/$1.out" 2>"$tmp/$1.err"
