@@ -21,15 +21,16 @@
 		exit(1);                                                           \
 	} while (0)
 
-/* Where @p lies, from /proc/self/maps: 1 in libmemreg.so's image or the anonymous
- * mapping right after it (its BSS), 2 in another anonymous mapping (the arena; not
- * glibc's [heap]), 0 elsewhere. stdio reads into a static buffer: fopen's FILE is
- * the only allocation. */
+/* From /proc/self/maps: where @p lies (1 in libmemreg.so's image or the anonymous
+ * mapping right after it, its BSS; 2 in another anonymous mapping, the arena, not
+ * glibc's [heap]; 0 elsewhere), and whether any mapping is 1 GiB or more (the
+ * arena's reservation). stdio reads into a static buffer: fopen's FILE is the only
+ * allocation. */
 static char maps[1 << 16];
 
-static int where(const void *p)
+static int scan_maps(const void *p, int *reserved)
 {
-	FILE *f = fopen("/proc/self/maps", "r");	/* its buffer: set below */
+	FILE *f = fopen("/proc/self/maps", "r");
 	uintptr_t a = (uintptr_t)p, lib_end = 0;
 	unsigned long lo, hi;
 	char line[512];
@@ -38,6 +39,7 @@ static int where(const void *p)
 	if (!f)
 		FAIL("cannot open /proc/self/maps");
 	setvbuf(f, maps, _IOFBF, sizeof(maps));
+	*reserved = 0;
 	while (fgets(line, sizeof(line), f)) {
 		int mine = strstr(line, "libmemreg.so") != NULL;
 
@@ -49,6 +51,8 @@ static int where(const void *p)
 			else if (!strchr(line, '/') && !strchr(line, '['))
 				r = 2;
 		}
+		if (hi - lo >= (1ul << 30))
+			*reserved = 1;
 		if (mine)
 			lib_end = hi;
 	}
@@ -56,22 +60,19 @@ static int where(const void *p)
 	return r;
 }
 
-/* Whether any mapping is 1 GiB or more: the arena reserved. */
+static int where(const void *p)
+{
+	int reserved;
+
+	return scan_maps(p, &reserved);
+}
+
 static int arena_reserved(void)
 {
-	FILE *f = fopen("/proc/self/maps", "r");
-	unsigned long lo, hi;
-	char line[512];
-	int r = 0;
+	int reserved;
 
-	if (!f)
-		FAIL("cannot open /proc/self/maps");
-	setvbuf(f, maps, _IOFBF, sizeof(maps));
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && hi - lo >= (1ul << 30))
-			r = 1;
-	fclose(f);
-	return r;
+	scan_maps(NULL, &reserved);
+	return reserved;
 }
 
 static void fill(unsigned char *p, size_t n, unsigned seed)
