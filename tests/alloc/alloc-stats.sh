@@ -5,11 +5,6 @@
 CTL="$top_builddir/tools/memregctl"
 tmp=$(mktemp -d) || exit 99
 trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
-status=0
-fail() {
-	echo "FAIL: $*" >&2
-	status=1
-}
 
 # A process that allocates 40 MiB, one huge block, then waits for the file "go".
 cat >"$tmp/hold.sh" <<'SH'

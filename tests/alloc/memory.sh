@@ -14,11 +14,6 @@ PROG="$top_builddir/tests/alloc/memory"
 tmp=$(mktemp -d) || exit 99
 trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 pid=
-status=0
-fail() {
-	echo "FAIL: $*" >&2
-	status=1
-}
 
 run() {
 	name=$1

@@ -6,11 +6,6 @@
 . "$top_srcdir/tests/alloc/preload.sh"
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
-status=0
-fail() {
-	echo "FAIL: $*" >&2
-	status=1
-}
 LIBS="$top_builddir/.libs"
 
 soname=$(readelf -d "$MEMREG_LIB" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')

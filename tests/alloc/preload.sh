@@ -7,6 +7,13 @@ if [ ! -f "$MEMREG_LIB" ]; then
 	exit 99
 fi
 
+# fail MESSAGE...: say it on stderr; the test then ends with status 1 (exit $status).
+status=0
+fail() {
+	echo "FAIL: $*" >&2
+	status=1
+}
+
 # run_preloaded LOG CMD...: run CMD with libmemreg preloaded; its stderr goes to LOG.
 # Returns CMD's status; fails if the allocator did not serve the program.
 run_preloaded() {

@@ -9,12 +9,7 @@
 . "$top_srcdir/tests/alloc/preload.sh"
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
-status=0
 
-fail() {
-	echo "FAIL: $*" >&2
-	status=1
-}
 
 # Run "$@" with and without libmemreg, output compared; $name says what it is.
 # Returns 0 if both ran and agree, the output then in $tmp/out.plain.

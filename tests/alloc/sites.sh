@@ -6,11 +6,6 @@
 PROG="$top_builddir/tests/alloc/sites-prog"
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
-status=0
-fail() {
-	echo "FAIL: $*" >&2
-	status=1
-}
 
 LD_PRELOAD="$MEMREG_LIB" MEMREG_SITE_MAP="$tmp/map" "$PROG" map || fail "sites-prog map"
 head -1 "$tmp/map" | grep -qx 'memreg-site-map 1' || fail "site map header: $(head -1 "$tmp/map")"

@@ -8,11 +8,6 @@
 prog="$top_builddir/tests/alloc/start-heap"
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
-status=0
-fail() {
-	echo "FAIL: $*" >&2
-	status=1
-}
 
 for mode in short fill threads fork; do
 	if LD_PRELOAD="$MEMREG_LIB" "$prog" "$mode" >"$tmp/$mode.out" 2>"$tmp/$mode.err" &&
