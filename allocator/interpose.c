@@ -820,6 +820,8 @@ MR_EXPORT int memreg_site_set_class(const void *site_addr, int cls)
 
 MR_EXPORT int memreg_class_of(const void *p)
 {
+	if (p && mr_in_start(p) && mr_start_usable(p))
+		return MEMREG_NORMAL;	/* normal data, in no region yet */
 	if (!p || !mr_in_arena(p))
 		return -EINVAL;
 	return mr_span_of(p)->temp;

@@ -5,6 +5,8 @@
  * Modes: short, fill, threads, fork, abort-child WHAT, off. */
 #include "config.h"
 
+#include <dlfcn.h>
+#include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -91,7 +93,7 @@ static void check(const unsigned char *p, size_t n, unsigned seed, const char *w
 #define NOBJ 100
 
 /* A short process: 100 objects of 1..200 bytes, all in the start-up heap, no arena;
- * usable sizes are the 16-byte rounding; the top object's space is reused after its
+ * usable sizes are the 16-byte rounding; memreg_class_of says normal (1); the top object's space is reused after its
  * free, and calloc there reads zero; realloc grows the top in place and moves the
  * others with their bytes; mallinfo2 counts the live bytes. */
 static int mode_short(void)
@@ -99,6 +101,7 @@ static int mode_short(void)
 	unsigned char *o[NOBJ], *q, *r;
 	size_t sz[NOBJ], live = 0;
 	struct mallinfo2 mi;
+	int (*class_of)(const void *);
 
 	for (int i = 0; i < NOBJ; i++) {
 		sz[i] = 1 + (size_t)(i * 37) % 200;
@@ -120,6 +123,12 @@ static int mode_short(void)
 	}
 	if (arena_reserved())
 		FAIL("the arena was reserved by %d small objects", NOBJ);
+	class_of = (int (*)(const void *))dlsym(RTLD_DEFAULT, "memreg_class_of");
+	if (!class_of)
+		FAIL("memreg_class_of not found: not run under libmemreg");
+	if (class_of(o[5]) != 1 || class_of(o[5] + 16) != -EINVAL)
+		FAIL("memreg_class_of: %d for a start-up heap object (want 1, normal), %d inside "
+		     "it (want -EINVAL)", class_of(o[5]), class_of(o[5] + 16));
 	/* The top one back, then the same size: the same place, and calloc reads 0. */
 	q = o[NOBJ - 1];
 	free(q);
