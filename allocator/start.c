@@ -1,6 +1,9 @@
-/* The start-up heap: a bump heap of 16-byte granules in the library's BSS, with two
+/* The start-up heap: a bump heap of 64-byte granules in the library's BSS, with two
  * bitmaps (where objects start, which are live) for frees, sizes and the checks that
- * glibc makes. Space is taken back from the top only: a short process frees little,
+ * glibc makes. A granule is a cache line: objects handed one after another to
+ * different threads never share one (alloc-bench's falseshare: 16-byte granules put
+ * four workers' objects on each line, 7.6 s against 0.14), as a slab's handout order
+ * keeps them apart in the arena (tcache.c, slab_extend). Space is taken back from the top only: a short process frees little,
  * and a long one has moved on to the arena after its first few pages. */
 #include "config.h"
 
@@ -10,7 +13,7 @@
 #include "allocator/start.h"
 #include "allocator/tcache.h"
 
-#define GRANULE_SHIFT 4
+#define GRANULE_SHIFT 6
 #define GRANULES (MR_START_MAX >> GRANULE_SHIFT)
 #define WORDS (GRANULES / 64)
 

@@ -34,7 +34,8 @@ static inline bool mr_start_open(void)
  * tracking, the stats export or the exit report wants every object in a region); 0
  * closes it. Once, before the first mr_start_alloc. */
 void mr_start_set(size_t bytes) MR_HIDDEN;
-/* @size bytes aligned to 16, or NULL (too big, or the heap is full: it closes). */
+/* @size bytes on a cache line of their own (64-byte granules), or NULL (too big, or
+ * the heap is full: it closes). */
 void *mr_start_alloc(size_t size) MR_HIDDEN;
 /* @p must be a live object's start: otherwise glibc's message and abort. The top
  * object's space (and the freed ones' below it) is taken back; the others' stays. */

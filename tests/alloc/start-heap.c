@@ -93,9 +93,11 @@ static void check(const unsigned char *p, size_t n, unsigned seed, const char *w
 #define NOBJ 100
 
 /* A short process: 100 objects of 1..200 bytes, all in the start-up heap, no arena;
- * usable sizes are the 16-byte rounding; memreg_class_of says normal (1); the top object's space is reused after its
- * free, and calloc there reads zero; realloc grows the top in place and moves the
- * others with their bytes; mallinfo2 counts the live bytes. */
+ * each on cache lines of its own (usable sizes the 64-byte rounding, so that objects
+ * handed to different threads never share a line); memreg_class_of says normal (1);
+ * the top object's space is reused after its free, and calloc there reads zero;
+ * realloc grows the top in place and moves the others with their bytes; mallinfo2
+ * counts the live bytes. */
 static int mode_short(void)
 {
 	unsigned char *o[NOBJ], *q, *r;
@@ -109,15 +111,15 @@ static int mode_short(void)
 		if (!o[i])
 			FAIL("malloc(%zu) failed", sz[i]);
 		fill(o[i], sz[i], (unsigned)i);
-		live += (sz[i] + 15) & ~(size_t)15;
+		live += (sz[i] + 63) & ~(size_t)63;
 	}
 	for (int i = 0; i < NOBJ; i++) {
 		if (where(o[i]) != 1)
 			FAIL("object %d (%zu bytes) at %p is not in libmemreg's start-up heap", i,
 			     sz[i], (void *)o[i]);
-		if ((uintptr_t)o[i] % 16)
-			FAIL("object %d at %p is not 16-byte aligned", i, (void *)o[i]);
-		if (malloc_usable_size(o[i]) != ((sz[i] + 15) & ~(size_t)15))
+		if ((uintptr_t)o[i] % 64)
+			FAIL("object %d at %p does not start a cache line", i, (void *)o[i]);
+		if (malloc_usable_size(o[i]) != ((sz[i] + 63) & ~(size_t)63))
 			FAIL("object %d: usable size %zu for %zu bytes", i, malloc_usable_size(o[i]),
 			     sz[i]);
 	}
@@ -146,14 +148,14 @@ static int mode_short(void)
 		FAIL("realloc of the top object to 1000 bytes moved it");
 	check(r, sz[NOBJ - 1], NOBJ - 1, "realloc in place");
 	o[NOBJ - 1] = r;
-	live += 1008 - ((sz[NOBJ - 1] + 15) & ~(size_t)15);
+	live += 1024 - ((sz[NOBJ - 1] + 63) & ~(size_t)63);
 	sz[NOBJ - 1] = 1000;
 	fill(r, 1000, NOBJ - 1);
 	r = realloc(o[10], 3000);
 	if (!r || r == o[10])
 		FAIL("realloc of an object below the top to 3000 bytes stayed at %p", (void *)r);
 	check(r, sz[10], 10, "realloc moved");
-	live += (size_t)3008 - ((sz[10] + 15) & ~(size_t)15);
+	live += (size_t)3008 - ((sz[10] + 63) & ~(size_t)63);
 	o[10] = r;
 	sz[10] = 3000;
 	fill(r, 3000, 10);
@@ -194,7 +196,7 @@ static int mode_fill(void)
 			     i, first_arena);
 		if (i > 5 * N / 6 && w != 2)
 			FAIL("object %d (of 100 bytes, %d KiB in) is not in the arena", i,
-			     i * 112 / 1024);
+			     i * 128 / 1024);
 	}
 	if (!arena_reserved())
 		FAIL("no arena reserved after %d objects of 100 bytes", N);
@@ -303,7 +305,7 @@ static int mode_abort_child(const char *what)
 		free(q);
 		free(q);
 	} else if (!strcmp(what, "interior")) {
-		free(p + 16);
+		free(p + 16);	/* inside its line */
 	} else if (!strcmp(what, "realloc-interior")) {
 		p = realloc(p + 32, 100);
 	} else {
