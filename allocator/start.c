@@ -3,8 +3,9 @@
  * glibc makes. A granule is a cache line: objects handed one after another to
  * different threads never share one (alloc-bench's falseshare: 16-byte granules put
  * four workers' objects on each line, 7.6 s against 0.14), as a slab's handout order
- * keeps them apart in the arena (tcache.c, slab_extend). Space is taken back from the top only: a short process frees little,
- * and a long one has moved on to the arena after its first few pages. */
+ * keeps them apart in the arena (tcache.c, slab_extend). Space is taken back from
+ * the top only: a short process frees little, and a long one has moved on to the
+ * arena after its first few pages. */
 #include "config.h"
 
 #include <pthread.h>
