@@ -76,12 +76,20 @@ static void start_reports(void)
 static void options_load(void)
 {
 	extern char **environ;
-	uint64_t sh;
+	uint64_t sh, rs;
 
 	mr_options_load(environ, getauxval(AT_SECURE) != 0, warn_option);
+	/* Checked here, not where the arena is set up: a process that never sets it up
+	 * (the start-up heap) is told too. */
+	rs = MR_OPT(region_size);
+	if (rs < (UINT64_C(1) << 20) || rs > (UINT64_C(1) << (MR_MAX_ORDER + MR_PAGE_SHIFT)) ||
+	    (rs & (rs - 1))) {
+		warn_value("MEMREG_REGION_SIZE", MR_OPT_STR(region_size), "a power of two, 1M..1G");
+		mr_options[MR_OPT_region_size].value = mr_options[MR_OPT_region_size].def;
+	}
 	sh = MR_OPT(start_heap);
 	if (sh > MR_START_MAX) {
-		warn_value("MEMREG_START_HEAP", MR_OPT_STR(start_heap), "at most 64K");
+		warn_value("MEMREG_START_HEAP", MR_OPT_STR(start_heap), "at most 256K");
 		sh = mr_options[MR_OPT_start_heap].def;
 		mr_options[MR_OPT_start_heap].value = sh;
 	}
@@ -111,12 +119,6 @@ static int heap_init(void)
 
 	mr_options_once();
 	rs = MR_OPT(region_size);
-	if (rs < (UINT64_C(1) << 20) || rs > (UINT64_C(1) << (MR_MAX_ORDER + MR_PAGE_SHIFT)) ||
-	    (rs & (rs - 1))) {
-		warn_value("MEMREG_REGION_SIZE", MR_OPT_STR(region_size), "a power of two, 1M..1G");
-		rs = mr_options[MR_OPT_region_size].def;
-		mr_options[MR_OPT_region_size].value = rs;
-	}
 	order = (uint32_t)__builtin_ctzll(rs) - MR_PAGE_SHIFT;
 	max_regions = (uint32_t)(MR_ARENA_MAX / rs < MR_MAX_REGIONS ? MR_ARENA_MAX / rs : MR_MAX_REGIONS);
 	if (mr_os_reserve(order, max_regions, &base, &spans, &nregions) != 0)
