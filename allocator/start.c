@@ -1,11 +1,22 @@
-/* The start-up heap: a bump heap of 64-byte granules in the library's BSS, with two
- * bitmaps (where objects start, which are live) for frees, sizes and the checks that
- * glibc makes. A granule is a cache line: objects handed one after another to
- * different threads never share one (alloc-bench's falseshare: 16-byte granules put
- * four workers' objects on each line, 7.6 s against 0.14), as a slab's handout order
- * keeps them apart in the arena (tcache.c, slab_extend). Space is taken back from
- * the top only: a short process frees little, and a long one has moved on to the
- * arena after its first few pages. */
+/* The start-up heap: a first-fit heap of 64-byte granules in the library's BSS, with
+ * two bitmaps (granules in use, and where live objects start) for placement, frees,
+ * sizes and the checks that glibc makes. A granule is a cache line: objects handed
+ * one after another to different threads never share one (alloc-bench's
+ * falseshare: 16-byte granules put four workers' objects on each line, 7.6 s
+ * against 0.14), as a slab's handout order keeps them apart in the arena (tcache.c,
+ * slab_extend). A page of the heap is a word of the bitmap of granules in use.
+ *
+ * First fit, lowest first, like glibc's heap, which a short process's buffers reuse:
+ * the kernel build's fixdep reads 150 files of 4-70 KiB each into a buffer it frees
+ * before the next, between small objects it keeps; taken back from the top only,
+ * the small ones pinned each buffer's space and its top rose to 1.5 MiB; first fit
+ * keeps it under 96 KiB, in 24 pages (docs/allocator.md, "The start-up heap").
+ *
+ * It closes, for good, when an object does not fit or after MR_START_ALLOCS
+ * allocations (a long-running program then has its thread caches, without this
+ * heap's lock); its pages that then hold no live object are purged at once, and
+ * the others as their last object is freed, so that it keeps no more than its live
+ * objects' pages. */
 #include "config.h"
 
 #include <pthread.h>
@@ -17,61 +28,84 @@
 #define GRANULE_SHIFT 6
 #define GRANULES (MR_START_MAX >> GRANULE_SHIFT)
 #define WORDS (GRANULES / 64)
+#define PAGE_GRANULES (MR_PAGE_SIZE >> GRANULE_SHIFT)
+_Static_assert(PAGE_GRANULES == 64, "a page of the heap is a word of the bitmaps");
 
-/* Page-aligned: its pages are the heap's alone, written in order. */
+/* Page-aligned: its pages are the heap's alone, in the BSS's anonymous mapping
+ * (past the file's last page), so that a purged page reads zero. */
 char mr_start_heap[MR_START_MAX] __attribute__((aligned(MR_PAGE_SIZE)));
 bool mr_start_closed;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t starts[WORDS], live[WORDS];
-static uint32_t top, limit;		/* granules */
+static uint64_t used[WORDS], starts[WORDS];
+static uint64_t purged;			/* bit i: page i purged since the close */
+static uint32_t limit;			/* granules it may use */
+static uint32_t top;			/* granules ever handed out: the pages written */
+static uint32_t low;			/* no free granule below it */
+static uint32_t nallocs;
 static uint64_t live_bytes;
+_Static_assert(WORDS <= 64, "one bit a page in purged");
 
 static bool bit(const uint64_t *map, uint32_t g)
 {
 	return map[g / 64] >> (g % 64) & 1;
 }
 
-static void set_bit(uint64_t *map, uint32_t g)
+/* The first granule in [@g, @end) whose bit in @map is @set, or @end. */
+static uint32_t next_bit(const uint64_t *map, uint32_t g, uint32_t end, bool set)
 {
-	map[g / 64] |= UINT64_C(1) << (g % 64);
-}
+	while (g < end) {
+		uint64_t m = (set ? map[g / 64] : ~map[g / 64]) & (~UINT64_C(0) << (g % 64));
 
-static void clear_bit(uint64_t *map, uint32_t g)
-{
-	map[g / 64] &= ~(UINT64_C(1) << (g % 64));
-}
-
-/* The first object start after granule @g, or the top: where @g's object ends. */
-static uint32_t end_of(uint32_t g)
-{
-	uint32_t w = (g + 1) / 64;
-	uint64_t m;
-
-	if (w >= WORDS)
-		return top;
-	m = starts[w] & (~UINT64_C(0) << ((g + 1) % 64));
-	for (;;) {
 		if (m) {
-			uint32_t e = w * 64 + (uint32_t)__builtin_ctzll(m);
+			uint32_t x = g / 64 * 64 + (uint32_t)__builtin_ctzll(m);
 
-			return e < top ? e : top;
+			return x < end ? x : end;
 		}
-		if (++w >= WORDS || w * 64 >= top)
-			return top;
-		m = starts[w];
+		g = (g / 64 + 1) * 64;
+	}
+	return end;
+}
+
+/* Set (or clear) the bits [@g, @end) of @map. */
+static void set_range(uint64_t *map, uint32_t g, uint32_t end, bool set)
+{
+	while (g < end) {
+		uint32_t n = end - g < 64 - g % 64 ? end - g : 64 - g % 64;
+		uint64_t m = (n == 64 ? ~UINT64_C(0) : (UINT64_C(1) << n) - 1) << (g % 64);
+
+		if (set)
+			map[g / 64] |= m;
+		else
+			map[g / 64] &= ~m;
+		g += n;
 	}
 }
 
-/* The last object start below the top (top > 0: there is one). */
-static uint32_t last_start(void)
+/* Where the live object starting at @g ends: the next object's start or the next
+ * free granule. */
+static uint32_t end_of(uint32_t g)
 {
-	uint32_t w = (top - 1) / 64;
-	uint64_t m = starts[w] & (~UINT64_C(0) >> (63 - (top - 1) % 64));
+	uint32_t e = next_bit(used, g + 1, limit, false);
 
-	while (!m)
-		m = starts[--w];
-	return w * 64 + 63 - (uint32_t)__builtin_clzll(m);
+	return next_bit(starts, g + 1, e, true);
+}
+
+/* The lowest run of @n free granules, or GRANULES. */
+static uint32_t first_fit(uint32_t n)
+{
+	uint32_t g = low, e;
+
+	while (g + n <= limit) {
+		g = next_bit(used, g, limit, false);
+		if (g + n > limit)
+			break;
+		e = next_bit(used, g, g + n, true);
+		if (e == g + n)
+			return g;
+		g = e;
+	}
+	return GRANULES;
 }
 
 /* @p's granule if it is a live object's start, else GRANULES. */
@@ -80,9 +114,37 @@ static uint32_t live_granule(const void *p)
 	uintptr_t off = (uintptr_t)p - (uintptr_t)mr_start_heap;
 	uint32_t g = (uint32_t)(off >> GRANULE_SHIFT);
 
-	if ((off & ((1u << GRANULE_SHIFT) - 1)) || g >= top || !bit(live, g))
+	if ((off & ((1u << GRANULE_SHIFT) - 1)) || g >= limit || !bit(starts, g))
 		return GRANULES;
 	return g;
+}
+
+/* Purge the written pages of [@p0, @p1) that hold no live object, once each (after
+ * the close: none is handed out again). Under the lock. */
+static void purge_free_pages(uint32_t p0, uint32_t p1)
+{
+	uint32_t written = (top + PAGE_GRANULES - 1) / PAGE_GRANULES, run = p0, i;
+
+	if (p1 > written)
+		p1 = written;
+	for (i = p0; i <= p1; i++) {
+		bool free_page = i < p1 && !used[i] && !(purged >> i & 1);
+
+		if (free_page)
+			continue;
+		if (i > run) {
+			mr_os_purge(mr_start_heap + (size_t)run * MR_PAGE_SIZE,
+				    (size_t)(i - run) * MR_PAGE_SIZE);
+			purged |= ((i - run == 64 ? 0 : UINT64_C(1) << (i - run)) - 1) << run;
+		}
+		run = i + 1;
+	}
+}
+
+static void close_heap(void)
+{
+	__atomic_store_n(&mr_start_closed, true, __ATOMIC_RELAXED);
+	purge_free_pages(0, WORDS);
 }
 
 /* Before any allocation from it (start-up's once: no lock, which might run the lock
@@ -97,6 +159,7 @@ void mr_start_set(size_t bytes)
 void *mr_start_alloc(size_t size)
 {
 	uint32_t n = size ? (uint32_t)((size + (1u << GRANULE_SHIFT) - 1) >> GRANULE_SHIFT) : 1;
+	uint32_t g;
 	void *p = NULL;
 
 	if (size > MR_START_OBJ_MAX)
@@ -104,14 +167,18 @@ void *mr_start_alloc(size_t size)
 	mr_os_lock(&lock);
 	if (__atomic_load_n(&mr_start_closed, __ATOMIC_RELAXED)) {
 		/* closed while this thread waited */
-	} else if (top + n > limit) {
-		__atomic_store_n(&mr_start_closed, true, __ATOMIC_RELAXED);
+	} else if (nallocs == MR_START_ALLOCS || (g = first_fit(n)) == GRANULES) {
+		close_heap();
 	} else {
-		set_bit(starts, top);
-		set_bit(live, top);
-		p = mr_start_heap + ((size_t)top << GRANULE_SHIFT);
-		top += n;
+		nallocs++;
+		set_range(used, g, g + n, true);
+		starts[g / 64] |= UINT64_C(1) << (g % 64);
+		if (g == low)
+			low = next_bit(used, g + n, limit, false);
+		if (g + n > top)
+			top = g + n;
 		live_bytes += (uint64_t)n << GRANULE_SHIFT;
+		p = mr_start_heap + ((size_t)g << GRANULE_SHIFT);
 	}
 	mr_os_unlock(&lock);
 	return p;
@@ -119,7 +186,7 @@ void *mr_start_alloc(size_t size)
 
 void mr_start_free(void *p)
 {
-	uint32_t g;
+	uint32_t g, e;
 
 	mr_os_lock(&lock);
 	g = live_granule(p);
@@ -127,17 +194,14 @@ void mr_start_free(void *p)
 		mr_os_unlock(&lock);
 		mr_heap_corrupt("free(): double free or invalid pointer");
 	}
-	live_bytes -= (uint64_t)(end_of(g) - g) << GRANULE_SHIFT;
-	clear_bit(live, g);
-	/* Back from the top over every freed object: the next ones go there. */
-	while (top) {
-		uint32_t last = last_start();
-
-		if (bit(live, last))
-			break;
-		clear_bit(starts, last);
-		top = last;
-	}
+	e = end_of(g);
+	live_bytes -= (uint64_t)(e - g) << GRANULE_SHIFT;
+	starts[g / 64] &= ~(UINT64_C(1) << (g % 64));
+	set_range(used, g, e, false);
+	if (g < low)
+		low = g;
+	if (__atomic_load_n(&mr_start_closed, __ATOMIC_RELAXED))
+		purge_free_pages(g / PAGE_GRANULES, (e + PAGE_GRANULES - 1) / PAGE_GRANULES);
 	mr_os_unlock(&lock);
 }
 
@@ -169,10 +233,15 @@ bool mr_start_resize(void *p, size_t size)
 	want = (uint32_t)((size + (1u << GRANULE_SHIFT) - 1) >> GRANULE_SHIFT);
 	if (size <= MR_START_OBJ_MAX && want <= end - g) {
 		ok = true;
-	} else if (size <= MR_START_OBJ_MAX && end == top &&
-		   !__atomic_load_n(&mr_start_closed, __ATOMIC_RELAXED) && g + want <= limit) {
+	} else if (size <= MR_START_OBJ_MAX && !__atomic_load_n(&mr_start_closed, __ATOMIC_RELAXED) &&
+		   g + want <= limit && next_bit(used, end, g + want, true) == g + want) {
+		/* The granules after it are free: it grows over them. */
+		set_range(used, end, g + want, true);
+		if (end == low)
+			low = next_bit(used, g + want, limit, false);
+		if (g + want > top)
+			top = g + want;
 		live_bytes += (uint64_t)(g + want - end) << GRANULE_SHIFT;
-		top = g + want;
 		ok = true;
 	}
 	mr_os_unlock(&lock);
@@ -183,7 +252,9 @@ void mr_start_totals(uint64_t *live_out, uint64_t *top_out)
 {
 	mr_os_lock(&lock);
 	*live_out = live_bytes;
-	*top_out = (uint64_t)top << GRANULE_SHIFT;
+	/* its pages written and not purged */
+	*top_out = ((top + PAGE_GRANULES - 1) / PAGE_GRANULES - (uint64_t)__builtin_popcountll(purged)) *
+		   MR_PAGE_SIZE;
 	mr_os_unlock(&lock);
 }
 

@@ -49,9 +49,9 @@ void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off
 	return p;
 }
 
-/* Objects over the start-up heap's largest (8 KiB), so that the arena is set up and
+/* Objects over the start-up heap's largest (128 KiB), so that the arena is set up and
  * the child's takes the heap lock (a span). */
-#define SIZE 40000
+#define SIZE 200000
 
 static void *first_alloc(void *arg)
 {

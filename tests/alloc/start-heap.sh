@@ -9,7 +9,7 @@ prog="$top_builddir/tests/alloc/start-heap"
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 
-for mode in short fill threads fork; do
+for mode in short fill reuse threads fork; do
 	if LD_PRELOAD="$MEMREG_LIB" "$prog" "$mode" >"$tmp/$mode.out" 2>"$tmp/$mode.err" &&
 	   ! [ -s "$tmp/$mode.err" ]; then
 		echo "ok: $mode $(cat "$tmp/$mode.out")"
@@ -19,7 +19,7 @@ for mode in short fill threads fork; do
 	fi
 done
 
-# The largest heap, filled to its last granule.
+# A smaller heap, filled to its last granule.
 if MEMREG_START_HEAP=64K LD_PRELOAD="$MEMREG_LIB" "$prog" fill >"$tmp/fill64.out" 2>"$tmp/fill64.err" &&
    ! [ -s "$tmp/fill64.err" ]; then
 	echo "ok: MEMREG_START_HEAP=64K fill $(cat "$tmp/fill64.out")"
@@ -51,12 +51,12 @@ if MEMREG_START_HEAP=0 LD_PRELOAD="$MEMREG_LIB" "$prog" off 2>"$tmp/off.err" &&
 else
 	fail "MEMREG_START_HEAP=0: $(cat "$tmp/off.err")"
 fi
-# A value over 64K is refused with its value, and the default kept.
-MEMREG_START_HEAP=100K LD_PRELOAD="$MEMREG_LIB" "$prog" short >/dev/null 2>"$tmp/bad.err"
-want="libmemreg: ignoring bad MEMREG_START_HEAP=100K (at most 64K)"
+# A value over 256K is refused with its value, and the default kept.
+MEMREG_START_HEAP=300K LD_PRELOAD="$MEMREG_LIB" "$prog" short >/dev/null 2>"$tmp/bad.err"
+want="libmemreg: ignoring bad MEMREG_START_HEAP=300K (at most 256K)"
 if [ "$(cat "$tmp/bad.err")" = "$want" ]; then
-	echo "ok: MEMREG_START_HEAP=100K refused"
+	echo "ok: MEMREG_START_HEAP=300K refused"
 else
-	fail "MEMREG_START_HEAP=100K: stderr '$(cat "$tmp/bad.err")', want '$want'"
+	fail "MEMREG_START_HEAP=300K: stderr '$(cat "$tmp/bad.err")', want '$want'"
 fi
 exit $status
