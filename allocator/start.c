@@ -231,7 +231,17 @@ bool mr_start_resize(void *p, size_t size)
 	}
 	end = end_of(g);
 	want = (uint32_t)((size + (1u << GRANULE_SHIFT) - 1) >> GRANULE_SHIFT);
+	if (want == 0)
+		want = 1;
 	if (size <= MR_START_OBJ_MAX && want <= end - g) {
+		/* Its granules past @size are free for the next (as glibc splits a chunk). */
+		set_range(used, g + want, end, false);
+		if (g + want < low)
+			low = g + want;
+		live_bytes -= (uint64_t)(end - g - want) << GRANULE_SHIFT;
+		if (want < end - g && __atomic_load_n(&mr_start_closed, __ATOMIC_RELAXED))
+			purge_free_pages((g + want) / PAGE_GRANULES,
+					 (end + PAGE_GRANULES - 1) / PAGE_GRANULES);
 		ok = true;
 	} else if (size <= MR_START_OBJ_MAX && !__atomic_load_n(&mr_start_closed, __ATOMIC_RELAXED) &&
 		   g + want <= limit && next_bit(used, end, g + want, true) == g + want) {

@@ -1,9 +1,9 @@
-/* The start-up heap (start.c): a process's first small objects, before it has a
- * thread cache, side by side in a few pages of the library's own BSS, so that a
- * short process (`rm`, `sh`, a compiler driver's children) never sets the arena up
- * or writes a page per size class (docs/allocator.md, "The start-up heap"). Called
+/* The start-up heap (start.c): a process's first objects, before it has a thread
+ * cache, side by side in a few pages of the library's own BSS, so that a short
+ * process (`rm`, `sh`, `fixdep`, a compiler driver's children) never sets the arena
+ * up or writes a page per size class (docs/allocator.md, "The start-up heap"). Called
  * by the front end (allocation, free, size) and start-up (options, fork); calls only
- * the OS layer's locks. */
+ * the OS layer (locks, purge). */
 #ifndef MR_ALLOCATOR_START_H
 #define MR_ALLOCATOR_START_H
 
@@ -42,7 +42,8 @@ void *mr_start_alloc(size_t size) MR_HIDDEN;
  * is free for the next (after the close, its pages are purged once free). */
 void mr_start_free(void *p) MR_HIDDEN;
 /* The usable size of a live object (0 if @p is none); whether @p can hold @size
- * bytes where it is (it may grow over free granules after it until the close). */
+ * bytes where it is (it may grow over free granules after it until the close; the
+ * granules a shrink leaves are free). */
 size_t mr_start_usable(const void *p) MR_HIDDEN;
 bool mr_start_resize(void *p, size_t size) MR_HIDDEN;
 /* Bytes handed out and not freed; bytes of its pages written and not purged. */

@@ -231,8 +231,8 @@ static size_t resident_pages(const void *p, size_t len, size_t *whole)
 }
 
 /* Freed space reused lowest first, as glibc's heap does: a freed object's place
- * goes to the next that fits, an object grows in place over freed space after it,
- * and a program that reads 150 files of 4-70 KiB (10 MiB) into buffers it frees at
+ * goes to the next that fits, an object grows in place over freed space after it
+ * and a shrunk one leaves its tail to the next, and a program that reads 150 files of 4-70 KiB (10 MiB) into buffers it frees at
  * once, keeping a small object from each, stays in the start-up heap without the
  * arena (the kernel build's fixdep; taking space back from the top only, its small
  * objects pinned every buffer's space). Once the heap has closed, its pages that
@@ -257,6 +257,18 @@ static int mode_reuse(void)
 	if (x != b)
 		FAIL("realloc over the freed object after it moved it: %p, then %p", (void *)b,
 		     (void *)x);
+	/* A shrink leaves its granules free for the next. */
+	y = malloc(4000);
+	fill(y, 100, 7);
+	if (realloc(y, 100) != y)
+		FAIL("realloc of an object to fewer bytes moved it");
+	check(y, 100, 7, "realloc shrunk");
+	d = malloc(1000);
+	if (d != y + 128)
+		FAIL("malloc(1000) after shrinking %p to 100 bytes returned %p, not the freed tail",
+		     (void *)y, (void *)d);
+	free(d);
+	free(y);
 	for (int i = 0; i < BUFS; i++) {
 		size_t n = 4096 + (size_t)(i * 7919) % (66 * 1024);
 		unsigned char *buf = malloc(n);
