@@ -165,7 +165,7 @@ void *mr_start_alloc(size_t size)
 	if (size > MR_START_OBJ_MAX)
 		return NULL;
 	mr_os_lock(&lock);
-	if (__atomic_load_n(&mr_start_closed, __ATOMIC_RELAXED)) {
+	if (!mr_start_open()) {
 		/* closed while this thread waited */
 	} else if (nallocs == MR_START_ALLOCS || (g = first_fit(n)) == GRANULES) {
 		close_heap();
@@ -200,7 +200,7 @@ void mr_start_free(void *p)
 	set_range(used, g, e, false);
 	if (g < low)
 		low = g;
-	if (__atomic_load_n(&mr_start_closed, __ATOMIC_RELAXED))
+	if (!mr_start_open())
 		purge_free_pages(g / PAGE_GRANULES, (e + PAGE_GRANULES - 1) / PAGE_GRANULES);
 	mr_os_unlock(&lock);
 }
@@ -239,12 +239,12 @@ bool mr_start_resize(void *p, size_t size)
 		if (g + want < low)
 			low = g + want;
 		live_bytes -= (uint64_t)(end - g - want) << GRANULE_SHIFT;
-		if (want < end - g && __atomic_load_n(&mr_start_closed, __ATOMIC_RELAXED))
+		if (want < end - g && !mr_start_open())
 			purge_free_pages((g + want) / PAGE_GRANULES,
 					 (end + PAGE_GRANULES - 1) / PAGE_GRANULES);
 		ok = true;
-	} else if (size <= MR_START_OBJ_MAX && !__atomic_load_n(&mr_start_closed, __ATOMIC_RELAXED) &&
-		   g + want <= limit && next_bit(used, end, g + want, true) == g + want) {
+	} else if (size <= MR_START_OBJ_MAX && mr_start_open() && g + want <= limit &&
+		   next_bit(used, end, g + want, true) == g + want) {
 		/* The granules after it are free: it grows over them. */
 		set_range(used, end, g + want, true);
 		if (end == low)
@@ -263,8 +263,8 @@ void mr_start_totals(uint64_t *live_out, uint64_t *top_out)
 	mr_os_lock(&lock);
 	*live_out = live_bytes;
 	/* its pages written and not purged */
-	*top_out = ((top + PAGE_GRANULES - 1) / PAGE_GRANULES - (uint64_t)__builtin_popcountll(purged)) *
-		   MR_PAGE_SIZE;
+	*top_out = ((top + PAGE_GRANULES - 1) / PAGE_GRANULES -
+		    (uint64_t)__builtin_popcountll(purged)) * MR_PAGE_SIZE;
 	mr_os_unlock(&lock);
 }
 

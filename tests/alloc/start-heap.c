@@ -232,12 +232,12 @@ static size_t resident_pages(const void *p, size_t len, size_t *whole)
 
 /* Freed space reused lowest first, as glibc's heap does: a freed object's place
  * goes to the next that fits, an object grows in place over freed space after it
- * and a shrunk one leaves its tail to the next, and a program that reads 150 files of 4-70 KiB (10 MiB) into buffers it frees at
- * once, keeping a small object from each, stays in the start-up heap without the
- * arena (the kernel build's fixdep; taking space back from the top only, its small
- * objects pinned every buffer's space). Once the heap has closed, its pages that
- * hold no live object are purged: those freed before the close at the close, the
- * others at their last object's free. */
+ * and a shrunk one leaves its tail to the next; and a program that reads 150 files
+ * of 4-70 KiB (10 MiB) into buffers it frees at once, keeping a small object from
+ * each, stays in the start-up heap without the arena (the kernel build's fixdep;
+ * taken back from the top only, its small objects pinned every buffer's space).
+ * Once the heap has closed, its pages that hold no live object are purged: those
+ * freed before the close at the close, the others at their last object's free. */
 static int mode_reuse(void)
 {
 	enum { BUFS = 150 };
