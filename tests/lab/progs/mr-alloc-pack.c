@@ -77,9 +77,9 @@ static void *map_bytes(size_t bytes)
 /* Under libmemreg.so: bind the arena so that its regions are nodes. Node 0 takes the
  * hot reserve and the normal zone's first @share_bytes, nodes 1 .. nodes - 2 the
  * normal zone's next shares, the last node everything above (the cold zone at the
- * top). The zones' edges come from three spans of 64 KiB (large objects: no page of
- * them is touched, so nothing is placed before the binding): a hot one (region 0), a
- * normal one (the normal zone's first region) and a cold one (the top region). */
+ * top). The zones' edges come from three spans (large objects: no page of them is
+ * touched, so nothing is placed before the binding): a hot one (region 0), a normal
+ * one (the normal zone's first region) and a cold one (the top region). */
 static int bind_arena(unsigned nodes, uintptr_t share_bytes)
 {
 	void *(*hot)(size_t) = (void *(*)(size_t))dlsym(RTLD_DEFAULT, "memreg_malloc_hot");
@@ -95,8 +95,10 @@ static int bind_arena(unsigned nodes, uintptr_t share_bytes)
 		printf("arena none (not under libmemreg.so): first-touch placement\n");
 		return 0;
 	}
+	/* The normal one over the start-up heap's largest object (128 KiB): that one
+	 * would lie in libmemreg's BSS, not in the arena. */
 	ph = hot(64 << 10);
-	pn = malloc(64 << 10);
+	pn = malloc(256 << 10);
 	pc = cold(64 << 10);
 	if (!ph || !pn || !pc || stats(&st, sizeof(st)) != 0 || !st.region_bytes) {
 		fprintf(stderr, "mr-alloc-pack: libmemreg did not answer\n");
