@@ -141,6 +141,29 @@ static void purge_free_pages(uint32_t p0, uint32_t p1)
 	}
 }
 
+/* Granules [@g, @e) become an object's (or part of one). Under the lock. */
+static void take_granules(uint32_t g, uint32_t e)
+{
+	set_range(used, g, e, true);
+	if (g == low)
+		low = next_bit(used, e, limit, false);
+	if (e > top)
+		top = e;
+	live_bytes += (uint64_t)(e - g) << GRANULE_SHIFT;
+}
+
+/* Granules [@g, @e) of a live object become free: for the next allocation while the
+ * heap is open, else their pages are purged once free. Under the lock. */
+static void free_granules(uint32_t g, uint32_t e)
+{
+	set_range(used, g, e, false);
+	if (g < low)
+		low = g;
+	live_bytes -= (uint64_t)(e - g) << GRANULE_SHIFT;
+	if (!mr_start_open())
+		purge_free_pages(g / PAGE_GRANULES, (e + PAGE_GRANULES - 1) / PAGE_GRANULES);
+}
+
 static void close_heap(void)
 {
 	__atomic_store_n(&mr_start_closed, true, __ATOMIC_RELAXED);
@@ -171,13 +194,8 @@ void *mr_start_alloc(size_t size)
 		close_heap();
 	} else {
 		nallocs++;
-		set_range(used, g, g + n, true);
+		take_granules(g, g + n);
 		starts[g / 64] |= UINT64_C(1) << (g % 64);
-		if (g == low)
-			low = next_bit(used, g + n, limit, false);
-		if (g + n > top)
-			top = g + n;
-		live_bytes += (uint64_t)n << GRANULE_SHIFT;
 		p = mr_start_heap + ((size_t)g << GRANULE_SHIFT);
 	}
 	mr_os_unlock(&lock);
@@ -186,7 +204,7 @@ void *mr_start_alloc(size_t size)
 
 void mr_start_free(void *p)
 {
-	uint32_t g, e;
+	uint32_t g;
 
 	mr_os_lock(&lock);
 	g = live_granule(p);
@@ -194,14 +212,8 @@ void mr_start_free(void *p)
 		mr_os_unlock(&lock);
 		mr_heap_corrupt("free(): double free or invalid pointer");
 	}
-	e = end_of(g);
-	live_bytes -= (uint64_t)(e - g) << GRANULE_SHIFT;
+	free_granules(g, end_of(g));
 	starts[g / 64] &= ~(UINT64_C(1) << (g % 64));
-	set_range(used, g, e, false);
-	if (g < low)
-		low = g;
-	if (!mr_start_open())
-		purge_free_pages(g / PAGE_GRANULES, (e + PAGE_GRANULES - 1) / PAGE_GRANULES);
 	mr_os_unlock(&lock);
 }
 
@@ -235,23 +247,13 @@ bool mr_start_resize(void *p, size_t size)
 		want = 1;
 	if (size <= MR_START_OBJ_MAX && want <= end - g) {
 		/* Its granules past @size are free for the next (as glibc splits a chunk). */
-		set_range(used, g + want, end, false);
-		if (g + want < low)
-			low = g + want;
-		live_bytes -= (uint64_t)(end - g - want) << GRANULE_SHIFT;
-		if (want < end - g && !mr_start_open())
-			purge_free_pages((g + want) / PAGE_GRANULES,
-					 (end + PAGE_GRANULES - 1) / PAGE_GRANULES);
+		if (want < end - g)
+			free_granules(g + want, end);
 		ok = true;
 	} else if (size <= MR_START_OBJ_MAX && mr_start_open() && g + want <= limit &&
 		   next_bit(used, end, g + want, true) == g + want) {
 		/* The granules after it are free: it grows over them. */
-		set_range(used, end, g + want, true);
-		if (end == low)
-			low = next_bit(used, g + want, limit, false);
-		if (g + want > top)
-			top = g + want;
-		live_bytes += (uint64_t)(g + want - end) << GRANULE_SHIFT;
+		take_granules(end, g + want);
 		ok = true;
 	}
 	mr_os_unlock(&lock);
