@@ -44,6 +44,12 @@ TESTS += tests/bench/alloc-goals.sh
 endif
 EXTRA_DIST += tests/bench/bench-cli.sh tests/bench/bench-kernbench.sh bench/gcc6.bench
 EXTRA_DIST += tests/bench/alloc-goals.sh
+# Pages made resident by each program of a command list, glibc against preloaded
+# libraries (perf; docs/bench.md): the count of a saved run checked by hand.
+if ENABLE_TESTS
+TESTS += tests/bench/resident-pages.sh
+endif
+EXTRA_DIST += bench/resident-pages.sh tests/bench/resident-pages.sh
 
 # Hansen's scenarios (bench/hansen.sh boots the VM lab): the guest's read benchmark,
 # copied into the guest with the other tests/lab/progs.
