@@ -8,8 +8,8 @@
 #   bench/resident-pages.sh [-r RUNS] [-l NAME=LIB]... CMDFILE
 #   bench/resident-pages.sh -s FILE
 # Each line of CMDFILE is a shell command, run from the current directory with
-# LD_PRELOAD=LIB (none for glibc); only the commands are preloaded, not perf or the
-# loop around them. -s counts one saved run instead: the output of
+# LD_PRELOAD=LIB (none for glibc; NAME and LIB without blanks); only the commands are
+# preloaded, not perf or the loop around them. A program is known by its name (comm). -s counts one saved run instead: the output of
 # `perf script -F comm,event,trace` of a `perf record -e page-faults -e
 # syscalls:sys_enter_madvise -c 1`. Needs perf (Debian: linux-perf) and the tracepoints
 # (root). Nothing here changes the system's state.
@@ -38,6 +38,7 @@ count() {
 	}
 	$2 == "page-faults:" { n[$1]++; next }
 	$2 == "syscalls:sys_enter_madvise:" {
+		len = 0; adv = -1
 		for (i = 3; i < NF; i++) {
 			if ($i == "len_in:") len = hex($(i + 1))
 			if ($i == "behavior:") adv = hex($(i + 1))

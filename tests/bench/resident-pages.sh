@@ -5,7 +5,7 @@
 # is its length in pages, rounded up; any other advice (0x4, MADV_DONTNEED) none.
 #   as:  fault 1 + populate 0x1000 (1) + populate 0x4000 (4), DONTNEED 0x10000 (0) = 6
 #   cc1: faults 2 + populate 0x1800 (1.5, so 2)                                    = 4
-#   sh:  fault 1                                                                   = 1
+#   sh:  fault 1, a madvise line without its length (0)                              = 1
 # And its refusals (a bad round count, an unreadable command list, no command list)
 # and its help.
 set -u
@@ -23,6 +23,7 @@ cat >"$tmp/run.txt" <<'RUN'
               as syscalls:sys_enter_madvise: start: 0x7f5288020000, len_in: 0x00010000, behavior: 0x00000004
               as                page-faults: 
               sh                page-faults: 
+              sh syscalls:sys_enter_madvise: start: 0x7f5288011000, behavior: 0x00000017
              cc1 syscalls:sys_enter_madvise: start: 0x7f5288011000, len_in: 0x00001800, behavior: 0x00000017
 RUN
 printf 'as 6\ncc1 4\nsh 1\n' >"$tmp/want"
