@@ -9,10 +9,11 @@
 #   bench/resident-pages.sh -s FILE
 # Each line of CMDFILE is a shell command, run from the current directory with
 # LD_PRELOAD=LIB (none for glibc; NAME and LIB without blanks); only the commands are
-# preloaded, not perf or the loop around them. A program is known by its name (comm). -s counts one saved run instead: the output of
-# `perf script -F comm,event,trace` of a `perf record -e page-faults -e
-# syscalls:sys_enter_madvise -c 1`. Needs perf (Debian: linux-perf) and the tracepoints
-# (root). Nothing here changes the system's state.
+# preloaded, not perf or the loop around them. A program is known by its name (comm).
+# -s counts one saved run instead: the output of `perf script -F comm,event,trace` of
+# a `perf record -e page-faults -e syscalls:sys_enter_madvise -c 1`. Needs perf
+# (Debian: linux-perf) and the tracepoints (root). Nothing here changes the system's
+# state.
 set -u
 runs=3 libs= saved=
 usage() { echo "usage: $0 [-r RUNS] [-l NAME=LIB]... CMDFILE | -s PERF_SCRIPT_FILE" >&2; exit 2; }
