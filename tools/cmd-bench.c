@@ -169,7 +169,7 @@ int mr_cmd_bench(int argc, char **argv)
 	const char *configs = NULL, *bench_file = NULL, *suite = NULL, *name = NULL;
 	const char *outdir = NULL;
 	bool json = false, csv = false, tmp_workdir = false;
-	char tmpl[] = "/tmp/memreg-bench.XXXXXX", path[PATH_MAX];
+	char tmpl[PATH_MAX], path[PATH_MAX];
 	struct mr_bench b;
 	unsigned jobs = 0;
 	int opt, ret = MR_EXIT_OK;
@@ -334,9 +334,16 @@ int mr_cmd_bench(int argc, char **argv)
 			goto out;
 		}
 		b.workdir = realpath(outdir, NULL);
-	} else if (mkdtemp(tmpl)) {
-		b.workdir = strdup(tmpl);
-		tmp_workdir = true;
+	} else {
+		/* $TMPDIR, as mktemp(1) takes it. */
+		const char *tmpdir = getenv("TMPDIR");
+
+		snprintf(tmpl, sizeof(tmpl), "%s/memreg-bench.XXXXXX",
+			 tmpdir && *tmpdir ? tmpdir : "/tmp");
+		if (mkdtemp(tmpl)) {
+			b.workdir = strdup(tmpl);
+			tmp_workdir = true;
+		}
 	}
 	if (!b.workdir) {
 		ret = mr_cli_fail("a working directory: %s", strerror(errno));
@@ -349,10 +356,13 @@ int mr_cmd_bench(int argc, char **argv)
 		b.report_dir = b.workdir;
 	if (mr_bench_run_all(&b)) {
 		ret = mr_cli_fail("%s", mr_last_error());
-		if (tmp_workdir)
+		/* A workload ran: its log stays for the reader. A bench stopped before
+		 * any (a configuration refused) leaves nothing behind. */
+		if (tmp_workdir && access(b.log_path, F_OK) == 0) {
 			fprintf(stderr, "%s: the workloads' log is kept in %s\n", mr_progname,
 				b.log_path);
-		tmp_workdir = false;
+			tmp_workdir = false;
+		}
 		goto out;
 	}
 	if (outdir && mr_bench_write_report(&b, b.workdir)) {

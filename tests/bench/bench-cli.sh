@@ -12,6 +12,10 @@ top_srcdir_abs=$(cd "${top_srcdir:-$b/..}" && pwd)
 command -v python3 >/dev/null || { echo "SKIP: no python3 to recompute the statistics"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# Working directories made without -o go under $TMPDIR: here, counted below.
+mkdir "$tmp/t"
+TMPDIR=$tmp/t
+export TMPDIR
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
@@ -153,6 +157,22 @@ echo '{}' >"$tmp/plan.json"
 check "evac without --apply" 1 "memregctl: evac takes memory blocks offline (memregctl evacuate --apply $tmp/plan.json before each run, --undo after): it runs only with --apply, on a machine whose memory may go offline (the VM lab: scripts/lab), never on a shared host" -- -c orig,evac --plan "$tmp/plan.json" -r 1 -w 0 -- true
 check "evac without a plan" 1 "memregctl: evac needs a plan: --plan FILE (memregctl plan -o), or a 'plan FILE' line in its bench file section" -- -c orig,evac --apply -r 1 -w 0 -- true
 check "phys without --apply" 1 "memregctl: --phys records physical memory with the kernel's DAMON (memregctl record --phys --apply), which changes kernel state: give --apply, where DAMON may be used (the VM lab: scripts/lab)" -- --phys -c orig -r 1 -w 0 -- true
+# Refused before any workload ran: no working directory left behind (each such
+# refusal left an empty one in /tmp, and named a log it never wrote). A workload
+# that fails without -o: its log kept in a directory under $TMPDIR, named.
+left=$(ls -A "$tmp/t")
+[ -z "$left" ] || fail "refusals left working directories: $left"
+"$ctl" bench -c orig -r 1 -w 0 -- 'echo to the log; exit 4' >"$tmp/out.txt" 2>&1 &&
+	fail "a failing workload: bench exited 0"
+log=$(sed -n "s/^memregctl: the workloads' log is kept in //p" "$tmp/out.txt")
+case $log in
+"$tmp"/t/memreg-bench.??????/workloads.log) ;;
+*) fail "a failing workload without -o: log '$log' not under \$TMPDIR:"; cat "$tmp/out.txt" ;;
+esac
+[ -n "$log" ] && grep -qx 'to the log' "$log" || fail "a failing workload: its log '$log' lacks its output"
+grep -qxF "memregctl: echo under orig exited with status 4; its output is in $log" "$tmp/out.txt" ||
+	{ fail "a failing workload: its message"; cat "$tmp/out.txt"; }
+rm -rf "$tmp"/t/*
 
 # evac's setup and teardown, with a stand-in for `memregctl evacuate` that logs its
 # arguments and answers as evacuate --json does: each run is preceded by
