@@ -58,11 +58,8 @@ static struct {
 	pthread_mutex_t lock;		/* all zero: PTHREAD_MUTEX_INITIALIZER */
 	uint32_t limit;			/* granules it may use */
 	uint32_t low;			/* no free granule below it */
-	uint32_t low_buf;		/* nor from the buffers' part's start up to it */
 	uint32_t nallocs;		/* allocations, up to MR_START_ALLOCS: then buffers only */
 	uint32_t fail_n;		/* buffers as large go to the arena (none fitted); 0: none */
-	struct { uint32_t g, n; } freed[MR_START_FREED];	/* buffers just freed: n 0, none */
-	uint32_t freed_next;
 	uint32_t ops;			/* allocations and frees, for the clock's reads */
 	uint64_t live_bytes;
 	uint64_t next_look_ns;
@@ -173,12 +170,6 @@ static uint32_t small_part(void)
 	       : (MR_START_SMALL >> GRANULE_SHIFT);
 }
 
-/* No free granule from the buffers' part's start up to it. */
-static uint32_t buf_low(void)
-{
-	return state.low_buf > small_part() ? state.low_buf : small_part();
-}
-
 /* Where @n granules go. Small objects: in the heap's first MR_START_SMALL bytes.
  * Buffers under MR_START_BESIDE among the first MR_START_ALLOCS allocations: there
  * too where they fit (a short process's stdio buffers on the pages of its small
@@ -201,18 +192,7 @@ static uint32_t first_fit(uint32_t n, bool buffer)
 		if (g != GRANULES)
 			return g;
 	}
-	/* A buffer of the same size just freed there: its place, still free, without a
-	 * search (cc1's preprocessor makes 38 000 buffers of 8032 bytes a compile,
-	 * each freed before the next; searched for, they took a twentieth of its
-	 * time). Else from the buffers' part's lowest free granule. */
-	for (uint32_t i = 0; i < MR_START_FREED; i++)
-		if (state.freed[i].n == n) {
-			g = state.freed[i].g;
-			state.freed[i].n = 0;
-			if (next_bit(USED, g, g + n, true) == g + n)
-				return g;
-		}
-	return first_fit_in(n, buf_low(), state.limit, &looks);
+	return first_fit_in(n, split, state.limit, &looks);
 }
 
 /* Where the free run ending at @g starts: past the last granule in use below it. */
@@ -295,8 +275,6 @@ static void take_granules(uint32_t g, uint32_t e)
 	page_set_range(state.dirty, g / PAGE_GRANULES, (e + PAGE_GRANULES - 1) / PAGE_GRANULES, true);
 	if (g == state.low)
 		state.low = next_bit(USED, e, state.limit, false);
-	if (g == buf_low())
-		state.low_buf = next_bit(USED, e, state.limit, false);
 	state.live_bytes += (uint64_t)(e - g) << GRANULE_SHIFT;
 }
 
@@ -315,15 +293,8 @@ static void free_granules(uint32_t g, uint32_t e)
 		if (t - s >= state.fail_n)
 			state.fail_n = t - s + 1;
 	}
-	if (g >= small_part() && e - g >= (MR_START_BUF_MIN >> GRANULE_SHIFT)) {
-		state.freed[state.freed_next].g = g;
-		state.freed[state.freed_next].n = e - g;
-		state.freed_next = (state.freed_next + 1) % MR_START_FREED;
-	}
 	if (g < state.low)
 		state.low = g;
-	if (e > small_part() && (g > small_part() ? g : small_part()) < buf_low())
-		state.low_buf = g > small_part() ? g : small_part();
 	state.live_bytes -= (uint64_t)(e - g) << GRANULE_SHIFT;
 	/* Closed, or the small objects' part once they go to the thread's cache: no
 	 * small object comes back, so its pages go as they empty. */

@@ -23,7 +23,6 @@
 #define MR_START_SMALL (256u << 10)	/* small objects' part (at its bottom) */
 #define MR_START_BESIDE (4u << 10)	/* smaller buffers may lie there at first */
 #define MR_START_LOOKS 64		/* short runs a buffer's search steps over */
-#define MR_START_FREED 8		/* buffers just freed, kept for one of their size */
 
 extern char mr_start_heap[MR_START_MAX] MR_HIDDEN;
 extern bool mr_start_closed MR_HIDDEN;	/* read without the lock */
