@@ -89,7 +89,7 @@ static void options_load(void)
 	}
 	sh = MR_OPT(start_heap);
 	if (sh > MR_START_MAX) {
-		warn_value("MEMREG_START_HEAP", MR_OPT_STR(start_heap), "at most 4M");
+		warn_value("MEMREG_START_HEAP", MR_OPT_STR(start_heap), "at most 256K");
 		sh = mr_options[MR_OPT_start_heap].def;
 		mr_options[MR_OPT_start_heap].value = sh;
 	}

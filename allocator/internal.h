@@ -164,7 +164,7 @@ enum mr_opt_type { MR_OPT_BOOL, MR_OPT_SIZE, MR_OPT_U64, MR_OPT_PATH };
 	X(site_map, "SITE_MAP", MR_OPT_PATH, 0, 0) \
 	X(track_sites, "TRACK_SITES", MR_OPT_BOOL, 0, 0) \
 	X(numa, "NUMA", MR_OPT_BOOL, 1, 0) \
-	X(start_heap, "START_HEAP", MR_OPT_SIZE, 4096 << 10, 0)
+	X(start_heap, "START_HEAP", MR_OPT_SIZE, 256 << 10, 0)
 enum mr_option_id {
 #define MR_OPT_ENUM(id, env, type, def, secure) MR_OPT_##id,
 	MR_OPTIONS(MR_OPT_ENUM)

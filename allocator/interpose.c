@@ -210,14 +210,12 @@ static inline enum mr_temp cur_temp(struct mr_tcache *tc, const void *ret)
 static __attribute__((noinline)) void *alloc_fast_miss(struct mr_tcache *tc, size_t size,
 						       const void *ret)
 {
-	/* A thread without a cache yet, or a buffer: the start-up heap while it is open
-	 * (start.h). */
-	if ((MR_UNLIKELY(!tc) || size >= MR_START_BUF_MIN) && size <= MR_START_OBJ_MAX &&
-	    mr_start_open()) {
+	/* A thread without a cache yet: the start-up heap while it is open (start.h). */
+	if (MR_UNLIKELY(!tc) && size <= MR_START_OBJ_MAX && mr_start_open()) {
 		void *p;
 
 		mr_options_once();
-		p = mr_start_alloc(size, NULL);
+		p = mr_start_alloc(size);
 		if (p)
 			return p;
 	}
@@ -263,14 +261,13 @@ static __attribute__((noinline)) void *alloc_profiled(struct mr_tcache *tc, size
 	return p ? p : alloc_slow(size, MR_MIN_ALIGN, t, ret);
 }
 
-/* The fast path: a pop from the thread's bin of the size's class (not a buffer while
- * the start-up heap takes them: mr_start_bins_below). A profile only picks the bin;
- * site-map tracking needs alloc_slow. */
+/* The fast path: a pop from the thread's bin of the size's class. A profile only
+ * picks the bin; site-map tracking needs alloc_slow. */
 static inline void *alloc_fast(size_t size, const void *ret)
 {
 	struct mr_tcache *tc = mr_tc;
 
-	if (MR_LIKELY(tc != NULL && size < mr_start_bins_below() && !mr_site_ids)) {
+	if (MR_LIKELY(tc != NULL && size <= MR_SMALL_MAX && !mr_site_ids)) {
 		void *p;
 
 		if (MR_UNLIKELY(mr_sites_on))
@@ -502,18 +499,6 @@ MR_EXPORT void *calloc(size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* The start-up heap says how much of the object may have been written. */
-	if ((!mr_tc || total >= mr_start_bins_below()) && total <= MR_START_OBJ_MAX &&
-	    mr_start_open()) {
-		size_t written;
-
-		mr_options_once();
-		p = mr_start_alloc(total, &written);
-		if (p) {
-			memset(p, 0, written < total ? written : total);
-			return p;
-		}
-	}
 	p = alloc_fast(total, RET);
 	/* Large and huge spans of pages fresh from mmap or purged with MADV_DONTNEED are
 	 * already zero (the page heap says so in the head: MR_SPAN_ZEROED), and stay
@@ -595,19 +580,19 @@ MR_EXPORT size_t malloc_usable_size(void *p)
 /* glibc's contract: 1 if memory was given back to the OS, 0 if there was none. */
 MR_EXPORT int malloc_trim(size_t pad)
 {
-	bool spares, start = mr_start_trim();	/* the start-up heap's free pages */
+	bool spares;
 
 	(void)pad;
 	if (!mr_ready())
-		return start;
+		return 0;
 	spares = mr_tcache_trim();	/* this thread's remote frees not sent yet, its spare slabs */
 	if (mr_tc)
 		mr_large_cache_flush(&mr_tc->spans);	/* and its cached spans */
-	return mr_heap_trim() || spares || start;
+	return mr_heap_trim() || spares;
 }
 
-/* The page heap's totals with the start-up heap's: its pages written and not purged
- * as opened, its live objects as used. */
+/* The page heap's totals with the start-up heap's: its top as opened, its live
+ * objects as used. */
 static void totals(struct mr_heap_totals *t)
 {
 	uint64_t live, top;

@@ -3,7 +3,7 @@
  * reserved; frees, sizes, realloc and calloc there keep glibc's rules; freed space is
  * reused lowest first, and purged once the heap has closed; double and interior
  * frees abort; once the heap is full the arena serves; threads and fork.
- * Modes: short, fill, reuse, buffers, threads, fork, abort-child WHAT, off. */
+ * Modes: short, fill, reuse, threads, fork, abort-child WHAT, off. */
 #include "config.h"
 
 #include <dlfcn.h>
@@ -236,9 +236,8 @@ static size_t resident_pages(const void *p, size_t len, size_t *whole)
  * of 4-70 KiB (10 MiB) into buffers it frees at once, keeping a small object from
  * each, stays in the start-up heap without the arena (the kernel build's fixdep;
  * taken back from the top only, its small objects pinned every buffer's space).
- * A buffer that does not fit goes to the arena and the heap stays open; a freed
- * object's pages stay resident until malloc_trim (or the decay delay), which leaves
- * a live one's. */
+ * Once the heap has closed, its pages that hold no live object are purged: those
+ * freed before the close at the close, the others at their last object's free. */
 static int mode_reuse(void)
 {
 	enum { BUFS = 150 };
@@ -264,9 +263,9 @@ static int mode_reuse(void)
 	if (realloc(y, 100) != y)
 		FAIL("realloc of an object to fewer bytes moved it");
 	check(y, 100, 7, "realloc shrunk");
-	d = malloc(2000);	/* a buffer, as y was: the buffers' part of the heap */
+	d = malloc(1000);
 	if (d != y + 128)
-		FAIL("malloc(2000) after shrinking %p to 100 bytes returned %p, not the freed tail",
+		FAIL("malloc(1000) after shrinking %p to 100 bytes returned %p, not the freed tail",
 		     (void *)y, (void *)d);
 	free(d);
 	free(y);
@@ -301,201 +300,33 @@ static int mode_reuse(void)
 	if (res != whole)
 		FAIL("%zu of the %zu whole pages of a freed object resident before the close",
 		     res, whole);
-	/* Objects of 120 KiB until one does not fit: it comes from the arena, and the
-	 * heap stays open (the next small object is its). */
+	/* Close it: objects of 120 KiB until one comes from the arena. */
 	for (int i = 0;; i++) {
 		unsigned char *z = malloc(120 * 1024);
 
-		if (!z || i > 40)
-			FAIL("no 120 KiB object came from the arena (4 MiB heap)");
+		if (!z || i > 4)
+			FAIL("no 120 KiB object came from the arena");
 		if (where(z) == 2)
 			break;
 	}
 	res = resident_pages(x, 40000, &whole);
-	if (res != whole)
-		FAIL("%zu of the %zu whole pages of a freed object resident while the heap is "
-		     "open, before the decay delay", res, whole);
-	d = malloc(500);
-	if (where(d) != 1)
-		FAIL("a small object after a buffer that did not fit is not in the start-up heap");
-	/* malloc_trim purges the freed object's pages, not the live one's. */
-	if (malloc_trim(0) != 1)
-		FAIL("malloc_trim returned 0 with a freed object's pages resident");
-	res = resident_pages(x, 40000, &whole);
 	if (res)
-		FAIL("%zu of the %zu whole pages of a freed object resident after malloc_trim",
-		     res, whole);
+		FAIL("%zu of the %zu whole pages of an object freed before the close still "
+		     "resident after it", res, whole);
 	res = resident_pages(y, 40000, &whole);
 	if (res != whole)
-		FAIL("a live object's pages purged by malloc_trim: %zu of %zu resident", res, whole);
+		FAIL("a live object's pages purged at the close: %zu of %zu resident", res, whole);
 	free(y);
+	res = resident_pages(y, 40000, &whole);
+	if (res)
+		FAIL("%zu of the %zu whole pages of an object freed after the close still "
+		     "resident", res, whole);
+	d = malloc(500);
+	if (where(d) != 2)
+		FAIL("an object came from the start-up heap after it closed");
 	for (int i = 0; i < BUFS; i++)
 		check(keep[i], 16, (unsigned)i, "small objects at the end");
 	printf("start-up heap: %d buffers of 4-70 KiB read one at a time, no arena\n", BUFS);
-	return 0;
-}
-
-/* Among the first 2048 allocations a buffer under 4 KiB lies beside the small
- * objects, a larger one above their 256 KiB; after them the small objects' pages go
- * as they empty, and while the process has one thread the heap takes buffers (1 KiB
- * to 128 KiB), above only, and no small object: a freed buffer's place is the next
- * one's whatever its size; calloc reads zero over a freed buffer and over fresh
- * pages; a buffer that does not fit goes to the arena and the heap stays open for
- * the next once a free makes room; malloc_trim purges a free page below a live
- * buffer and says so; pages free for the decay delay (start-heap.sh sets 20 ms) are
- * purged at a look made after it (one in 64 allocations and frees); the first buffer
- * asked for while a second thread runs comes from the arena (the heap closed), and a
- * start-up heap buffer freed after is purged. */
-static int pipefd[2];
-
-static void *waiter(void *arg)
-{
-	char c;
-
-	(void)arg;
-	if (read(pipefd[0], &c, 1) != 1)
-		FAIL("waiter: read");
-	return NULL;
-}
-
-static int mode_buffers(void)
-{
-	enum { SMALL = 2100, BIG = 100 * 1024, NBIG = 48 };
-	static unsigned char *small[SMALL], *big[NBIG];
-	unsigned char *a, *b, *c, *d;
-	size_t whole, res;
-	pthread_t t;
-	int n, first_arena = -1;
-
-	/* Among the first 2048, a buffer under 4 KiB beside the small objects, a larger
-	 * one above their 256 KiB. */
-	a = malloc(16);
-	b = malloc(2000);
-	if (where(a) != 1 || b != a + 64)
-		FAIL("a small object at %p (%d) and a buffer made next at %p: want the buffer "
-		     "right after it in the start-up heap", (void *)a, where(a), (void *)b);
-	c = malloc(5000);
-	if (where(c) != 1 || c < a + 200 * 1024)
-		FAIL("a 5000-byte buffer among the first 2048 allocations at %p (%d), %td bytes "
-		     "over a small object: want the start-up heap, 256 KiB up", (void *)c,
-		     where(c), c - a);
-	free(c);
-	free(b);
-	for (int i = 0; i < SMALL; i++)
-		if (!(small[i] = malloc(32)))
-			FAIL("malloc(32) failed");
-	if (where(small[SMALL - 1]) != 2)
-		FAIL("a small object after 2048 allocations is not in the arena");
-	/* Small objects freed after their time: their pages go at once, as they empty
-	 * (128 of them in a row cover a page at least). */
-	for (int i = 0; i < 128; i++)
-		memset(small[i], 7, 32);
-	for (int i = 0; i < 128; i++)
-		free(small[i]);
-	res = resident_pages(small[0], 128 * 64, &whole);
-	if (!whole || res)
-		FAIL("%zu of the %zu whole pages of 128 small objects freed after 2048 "
-		     "allocations resident", res, whole);
-	/* After them, buffers above the small objects' 256 KiB: neither takes the
-	 * other's pages. */
-	b = malloc(2000);
-	if (where(b) != 1 || b < small[0] + 200 * 1024)
-		FAIL("a buffer after 2048 allocations at %p (%d), %td bytes over the first small "
-		     "object: want the start-up heap, 256 KiB up", (void *)b, where(b),
-		     b - small[0]);
-	free(b);
-	a = malloc(5000);
-	if (where(a) != 1)
-		FAIL("a 5000-byte buffer after 2048 allocations is not in the start-up heap");
-	fill(a, 5000, 1);
-	b = malloc(1024);
-	c = malloc(1023);
-	if (where(b) != 1 || where(c) != 2)
-		FAIL("1024 bytes (%d) and 1023 bytes (%d): want the start-up heap (1) and the "
-		     "arena (2)", where(b), where(c));
-	free(c);
-	free(a);
-	d = calloc(1, 3000);
-	if (d != a)
-		FAIL("calloc(3000) after freeing a 5000-byte buffer at %p returned %p", (void *)a,
-		     (void *)d);
-	for (int i = 0; i < 3000; i++)
-		if (d[i])
-			FAIL("calloc over a freed buffer: byte %d is %u", i, d[i]);
-	/* Buffers until one does not fit: it comes from the arena. */
-	for (n = 0; n < NBIG; n++) {
-		big[n] = calloc(1, BIG);
-		if (!big[n])
-			FAIL("calloc(%d) failed", BIG);
-		for (int i = 0; i < BIG; i += 997)
-			if (big[n][i])
-				FAIL("calloc(%d) number %d: byte %d is %u", BIG, n, i, big[n][i]);
-		if (where(big[n]) == 2) {
-			first_arena = n;
-			break;
-		}
-		if (where(big[n]) != 1)
-			FAIL("buffer %d of %d bytes is neither in the start-up heap nor in the arena",
-			     n, BIG);
-		memset(big[n], 5, BIG);
-	}
-	if (first_arena < 30)
-		FAIL("the %dth buffer of %d bytes came from the arena: the heap is not 4 MiB",
-		     first_arena, BIG);
-	/* A free makes room: the next buffer is the start-up heap's again, in its place. */
-	free(big[first_arena - 5]);
-	c = malloc(BIG);	/* as large as the one that did not fit */
-	if (c != big[first_arena - 5])
-		FAIL("after a free, a buffer went to %p, not the freed place %p", (void *)c,
-		     (void *)big[first_arena - 5]);
-	big[first_arena - 5] = c;
-	/* malloc_trim: a freed buffer below live ones has its pages purged, and says so. */
-	free(big[3]);
-	res = resident_pages(big[3], BIG, &whole);
-	if (res != whole)
-		FAIL("%zu of the %zu whole pages of a buffer just freed resident", res, whole);
-	if (malloc_trim(0) != 1)
-		FAIL("malloc_trim returned 0 with a freed buffer's pages resident");
-	res = resident_pages(big[3], BIG, &whole);
-	if (res)
-		FAIL("%zu of the %zu whole pages of a freed buffer resident after malloc_trim",
-		     res, whole);
-	/* Decay: freed buffers stay resident for the delay, then go at the next look. */
-	for (int i = first_arena - 1; i >= first_arena - 4; i--)
-		free(big[i]);
-	res = resident_pages(big[first_arena - 3], BIG, &whole);
-	if (res != whole)
-		FAIL("%zu of the %zu whole pages of a buffer just freed resident", res, whole);
-	for (int round = 0; round < 3; round++) {
-		for (int i = 0; i < 130; i++)
-			free(malloc(2000));
-		usleep(50 * 1000);
-	}
-	res = resident_pages(big[first_arena - 3], BIG, &whole);
-	if (res)
-		FAIL("%zu of the %zu whole pages of a buffer freed past the decay delay "
-		     "resident", res, whole);
-	free(big[first_arena]);
-	/* A second thread: the next buffer is the arena's, and the heap purges at frees. */
-	if (pipe(pipefd) || pthread_create(&t, NULL, waiter, NULL))
-		FAIL("pipe or pthread_create");
-	a = malloc(5000);
-	if (where(a) != 2)
-		FAIL("a buffer asked for while a second thread runs is not in the arena");
-	free(big[10]);
-	res = resident_pages(big[10], BIG, &whole);
-	if (res)
-		FAIL("%zu of the %zu whole pages of a buffer freed after the close resident", res,
-		     whole);
-	if (write(pipefd[1], "x", 1) != 1 || pthread_join(t, NULL))
-		FAIL("write or pthread_join");
-	for (int i = 0; i < first_arena - 5; i++)
-		if (i != 3 && i != 10)
-			for (int k = 0; k < BIG; k += 4093)
-				if (big[i][k] != 5)
-					FAIL("buffer %d: byte %d changed", i, k);
-	printf("buffers: %d of %d KiB in the start-up heap, then the arena\n", first_arena,
-	       BIG / 1024);
 	return 0;
 }
 
@@ -627,14 +458,12 @@ int main(int argc, char **argv)
 		return mode_reuse();
 	if (!strcmp(m, "threads"))
 		return mode_threads();
-	if (!strcmp(m, "buffers"))
-		return mode_buffers();
 	if (!strcmp(m, "fork"))
 		return mode_fork();
 	if (!strcmp(m, "abort-child") && argc > 2)
 		return mode_abort_child(argv[2]);
 	if (!strcmp(m, "off"))
 		return mode_off();
-	fprintf(stderr, "usage: %s short|fill|reuse|buffers|threads|fork|abort-child WHAT|off\n", argv[0]);
+	fprintf(stderr, "usage: %s short|fill|reuse|threads|fork|abort-child WHAT|off\n", argv[0]);
 	return 2;
 }
