@@ -28,9 +28,15 @@ libmemreg_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -fno-semantic-interpositi
 # between page-aligned and big arrays over 8 pages of BSS; each variable in a section
 # of its own, sorted by alignment, they share the last pages (one page fault, one
 # copy after fork, for each page less).
+# -z now: the libc functions it calls bound at load, its GOT then read-only (full
+# RELRO). Bound lazily, the first call of each ran the resolver in whichever process
+# made it: a shell's forked child freeing before its parent had called free took
+# about 11 page faults more (the resolver's code and stack, libc's and the shell's
+# symbol tables, a copy of the GOT's page), the kernel build's check-local-export
+# children 37 against glibc's 26 (docs/allocator.md, "Bound at load").
 libmemreg_la_LDFLAGS = -version-info 1:0:0 -shared \
 	-Wl,--version-script=$(top_srcdir)/allocator/libmemreg.map -Wl,-z,nodelete -Wl,--as-needed \
-	-Wl,--sort-section=alignment
+	-Wl,--sort-section=alignment -Wl,-z,now
 libmemreg_la_LIBADD =
 EXTRA_DIST += allocator/libmemreg.map
 

@@ -1,8 +1,8 @@
 #!/bin/sh
-# libmemreg as its users install it: the SONAME libmemreg.so.1, memreg.pc, a program
-# linked with -lmemreg calling memreg_get_stats; MEMREG_SITE_MAP's file (%p, mode 0600,
-# no symlink followed, never a forked child's); unknown MEMREG_* variables and bad
-# values said once each, with the value.
+# libmemreg as its users install it: the SONAME libmemreg.so.1, bound at load (-z
+# now), memreg.pc, a program linked with -lmemreg calling memreg_get_stats;
+# MEMREG_SITE_MAP's file (%p, mode 0600, no symlink followed, never a forked child's);
+# unknown MEMREG_* variables and bad values said once each, with the value.
 . "$top_srcdir/tests/alloc/preload.sh"
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
@@ -11,6 +11,10 @@ LIBS="$top_builddir/.libs"
 soname=$(readelf -d "$MEMREG_LIB" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
 [ "$soname" = libmemreg.so.1 ] || fail "SONAME '$soname', want libmemreg.so.1"
 [ -f "$LIBS/libmemreg.so.1" ] || fail "no $LIBS/libmemreg.so.1"
+# Bound at load (-z now): no lazy binding for a forked child to run (allocator/local.mk),
+# and the GOT read-only after relocation, no .got.plt left writable beside it.
+readelf -d "$MEMREG_LIB" | grep -q '(FLAGS) .*BIND_NOW' || fail "not linked with -z now: $(readelf -d "$MEMREG_LIB" | grep FLAGS)"
+! readelf -SW "$MEMREG_LIB" | grep -q '\.got\.plt' || fail "a .got.plt outside RELRO: lazy binding"
 
 # memreg.pc (as installed, with the configured prefix).
 pc="$top_builddir/allocator/memreg.pc"
@@ -70,5 +74,5 @@ libmemreg: ignoring bad MEMREG_REGION_SIZE=3M (a power of two, 1M..1G)
 libmemreg: ignoring unknown MEMREG_DECAY=5
 W
 cmp -s "$tmp/opt.sorted" "$tmp/opt.want" || fail "option messages: $(cat "$tmp/opt.err")"
-[ $status -eq 0 ] && echo "ok: SONAME, memreg.pc, -lmemreg, MEMREG_SITE_MAP, option messages"
+[ $status -eq 0 ] && echo "ok: SONAME, bound at load, memreg.pc, -lmemreg, MEMREG_SITE_MAP, option messages"
 exit $status
