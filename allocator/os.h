@@ -130,8 +130,10 @@ static inline struct mr_span *mr_span_of(const void *p)
  * It only grows, so a stale read can miss only pointers this thread cannot hold. */
 static inline bool mr_in_arena(const void *p)
 {
-	return (uintptr_t)p - (uintptr_t)mr_arena_base <
-	       __atomic_load_n(&mr_arena_bytes, __ATOMIC_RELAXED);
+	size_t bytes = __atomic_load_n(&mr_arena_bytes, __ATOMIC_ACQUIRE);
+
+	/* the base only once published (mr_os_arena_publish) */
+	return bytes && (uintptr_t)p - (uintptr_t)mr_arena_base < bytes;
 }
 
 #endif
