@@ -69,6 +69,10 @@ struct mr_tcache {
 	/* Looks for empty slabs of objects over a page to give back before a new such
 	 * slab or a span (tcache.c, "medium slabs in a young thread"). */
 	uint16_t medium_looks;
+	/* Allocations left for which this thread takes objects of the shared cache's
+	 * slabs rather than make slabs of its own (0: none), and how many more of
+	 * those its frees may keep (tcache.c, "short threads"). */
+	uint16_t borrow, borrow_keep;
 	/* Free objects of other caches' slabs taken from their inboxes (steal_inboxes),
 	 * by temperature and class: handed out before a new slab is made. */
 	void *stash[NR_MR_TEMP][MR_NR_CLASSES];

@@ -5,7 +5,9 @@
 # a row take a cache line each, within the same page (docs/allocator.md, Design, "One cache line each");
 # a fresh slab's pages are populated, not faulted, and at most 4 pages past its objects
 # (Design, "Prefaulting"); one malloc makes at most 4 pages of the library's own
-# variables resident ("Where a kernel build's extra CPU goes"). A mode the kernel
+# variables resident ("Where a kernel build's extra CPU goes"); threads that come
+# and go borrow the shared cache's objects, not slabs of their own (Design, "Short
+# threads"). A mode the kernel
 # cannot run (no MADV_POPULATE_WRITE, no perf events) prints why and makes the whole
 # test a skip unless another failed.
 . "$top_srcdir/tests/alloc/preload.sh"
@@ -14,7 +16,7 @@ tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 status=0
 skipped=0
-for mode in caches lines populate bss; do
+for mode in caches lines populate bss short; do
 	run_preloaded "$tmp/$mode.err" env MEMREG_REGION_SIZE=64M MEMREG_NUMA=0 "$PROG" "$mode" >"$tmp/$mode.out"
 	rc=$?
 	if [ $rc -eq 0 ]; then

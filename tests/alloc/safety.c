@@ -674,6 +674,18 @@ static int mode_misuse_child(const char *what)
 
 		pthread_create(&t, NULL, double_current_thread, NULL);
 		pthread_join(t, NULL);
+	} else if (!strcmp(what, "double-borrowed")) {
+		/* The same in a thread that took an exited thread's cache, whose objects
+		 * are borrowed from the shared cache (tcache.c, "short threads"): its
+		 * frees of them wait in its stash for its next allocations, where the key
+		 * catches the second. Sent to the shared cache in a batch, it went
+		 * unseen. */
+		pthread_t t;
+
+		pthread_create(&t, NULL, remote_free_thread, malloc(40));	/* a cache, parked */
+		pthread_join(t, NULL);
+		pthread_create(&t, NULL, double_current_thread, NULL);
+		pthread_join(t, NULL);
 	} else if (!strcmp(what, "spare-double") || !strcmp(what, "spare-remote-double")) {
 		/* Nine objects of 27000 B fill a slab of 256 KiB and a tenth opens the
 		 * next: the first freed whole is kept as its bin's spare (tcache.c),
@@ -752,6 +764,7 @@ static int mode_misuse(void)
 	expect_abort("misuse-child", "double-noncurrent", "libmemreg: free(): double free detected\n");
 	expect_abort("misuse-child", "double-empty", "libmemreg: free(): double free detected\n");
 	expect_abort("misuse-child", "double-current-exit", "libmemreg: free(): double free detected\n");
+	expect_abort("misuse-child", "double-borrowed", "libmemreg: free(): double free detected\n");
 	expect_abort("misuse-child", "remote-double", "libmemreg: free(): double free detected\n");
 	expect_abort("misuse-child", "remote-double-batched", "libmemreg: free(): double free detected\n");
 	expect_abort("misuse-child", "remote-double-linked", "libmemreg: free(): double free detected\n");
