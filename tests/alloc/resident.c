@@ -20,6 +20,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "memreg.h"
+
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
@@ -424,9 +426,9 @@ static int mode_bss(void)
 /* ---- short: threads that come and go borrow the shared cache's objects ----
  * A round of 64 threads comes and goes, then 64 threads are alive at once, each
  * holding 2 objects of each of 24 sizes (16 B to 2 KiB: 20 size classes) that it
- * wrote, as a server's threads per request do. A thread that takes an exited
- * thread's cache borrows (tcache.c, "short threads"): such objects come from the
- * shared cache's slabs, a few at a time. Made in slabs of its own, each thread held
+ * wrote, as a server's threads per request do. Once a thread has exited, a new
+ * thread borrows (tcache.c, "short threads"): such objects come from the shared
+ * cache's slabs, a few at a time. Made in slabs of its own, each thread held
  * a slab (64 KiB of the page heap) and wrote a page of it for every class: 80 MiB
  * of slabs for 3 MiB of objects. Counted by memreg_get_stats' used_bytes (the pages
  * of live slabs and spans, the caches' included), not by mincore, since those slabs
@@ -434,11 +436,6 @@ static int mode_bss(void)
 #define SHORT_THREADS 64
 #define SHORT_SIZES 24
 static pthread_barrier_t short_ready, short_done;
-
-struct short_stats {	/* struct memreg_stats' first fields (memreg.h) */
-	uint64_t region_bytes, regions_live, used_bytes;
-	uint64_t rest[6];
-};
 
 static void *thread_short(void *arg)
 {
@@ -462,10 +459,11 @@ static void *thread_short(void *arg)
 
 static int mode_short(void)
 {
-	int (*get)(struct short_stats *, size_t) =
-		(int (*)(struct short_stats *, size_t))dlsym(RTLD_DEFAULT, "memreg_get_stats");
+	/* libmemreg's, found at run time: the program is not linked with it */
+	int (*get)(struct memreg_stats *, size_t) =
+		(int (*)(struct memreg_stats *, size_t))dlsym(RTLD_DEFAULT, "memreg_get_stats");
 	pthread_t t[SHORT_THREADS];
-	struct short_stats before, after;
+	struct memreg_stats before, after;
 	uint64_t grown;
 	int i;
 

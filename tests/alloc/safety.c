@@ -675,14 +675,13 @@ static int mode_misuse_child(const char *what)
 		pthread_create(&t, NULL, double_current_thread, NULL);
 		pthread_join(t, NULL);
 	} else if (!strcmp(what, "double-borrowed")) {
-		/* The same in a thread that took an exited thread's cache, whose objects
-		 * are borrowed from the shared cache (tcache.c, "short threads"): its
-		 * frees of them wait in its stash for its next allocations, where the key
-		 * catches the second. Sent to the shared cache in a batch, it went
-		 * unseen. */
+		/* The same in a thread started after another exited, which borrows the
+		 * shared cache's objects (tcache.c, "short threads"): its frees of them
+		 * wait in its stash for its next allocations, where the key catches the
+		 * second. Sent to the shared cache in a batch, it went unseen. */
 		pthread_t t;
 
-		pthread_create(&t, NULL, remote_free_thread, malloc(40));	/* a cache, parked */
+		pthread_create(&t, NULL, remote_free_thread, malloc(40));	/* one that exits */
 		pthread_join(t, NULL);
 		pthread_create(&t, NULL, double_current_thread, NULL);
 		pthread_join(t, NULL);
