@@ -473,7 +473,7 @@ static int mode_short(void)
 	}
 	pthread_barrier_init(&short_ready, NULL, SHORT_THREADS + 1);
 	pthread_barrier_init(&short_done, NULL, SHORT_THREADS + 1);
-	/* The first round: each thread a new cache, parked at its exit. */
+	/* The first round: none borrows (no thread has exited yet); they exit. */
 	for (i = 0; i < SHORT_THREADS; i++)
 		if (pthread_create(&t[i], NULL, thread_short, NULL) != 0) {
 			perror("resident: pthread_create");
@@ -483,7 +483,7 @@ static int mode_short(void)
 		pthread_join(t[i], NULL);
 	if (get(&before, sizeof(before)) != 0)
 		return 99;
-	/* The second: each takes a parked cache. */
+	/* The second: threads have exited, so each borrows. */
 	for (i = 0; i < SHORT_THREADS; i++)
 		if (pthread_create(&t[i], NULL, thread_short, t) != 0) {
 			perror("resident: pthread_create");
