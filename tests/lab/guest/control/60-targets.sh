@@ -16,15 +16,7 @@ mkdir -p $cg/mrtargets || fail "mkdir $cg/mrtargets"
 
 # start_one N: mr-hotcold as workload N in the cgroup; its pid in $wpid
 start_one() {
-	taskset -c 0 mr-hotcold 8M 48M >/tmp/w$1.out 2>&1 &
-	wpid=$!
-	i=0
-	while [ $i -lt 600 ] && ! grep -q '^ready ' /tmp/w$1.out; do
-		kill -0 $wpid 2>/dev/null || { cat /tmp/w$1.out; fail "mr-hotcold $1 exited"; }
-		usleep 100000
-		i=$((i + 1))
-	done
-	grep -q '^ready ' /tmp/w$1.out || fail "mr-hotcold $1 never ready"
+	start_workload_out /tmp/w$1.out 8M 48M
 	echo $wpid >$cg/mrtargets/cgroup.procs || fail "could not put $wpid in the cgroup"
 	echo "workload $1: $(head -1 /tmp/w$1.out)"
 }
@@ -35,16 +27,12 @@ check_one() {
 	wrc=$?
 	cat /tmp/w$1.out
 	[ $wrc -eq 0 ] || fail "workload $1 exit $wrc: data not intact"
-	hp=$(sed -n 's|^hot:.* \([0-9]*\)/\([0-9]*\) pages on node 0,.*|\2|p' /tmp/w$1.out)
-	h0=$(sed -n 's|^hot:.* \([0-9]*\)/[0-9]* pages on node 0,.*|\1|p' /tmp/w$1.out)
-	cp=$(sed -n 's|^cold:.* \([0-9]*\)/\([0-9]*\) pages on node 3,.*|\2|p' /tmp/w$1.out)
-	c3=$(sed -n 's|^cold:.* \([0-9]*\)/[0-9]* pages on node 3,.*|\1|p' /tmp/w$1.out)
-	: "${h0:=0}" "${c3:=0}" "${hp:=1}" "${cp:=1}"
-	[ $((c3 * 100)) -ge $((cp * 90)) ] ||
-		fail "workload $1: cold $c3 of $cp pages on node 3, want >= 90%"
-	[ $((h0 * 100)) -ge $((hp * 90)) ] ||
-		fail "workload $1: hot $h0 of $hp pages on node 0, want >= 90%"
-	echo "workload $1: cold $c3/$cp pages on node 3, hot $h0/$hp on node 0, data intact"
+	workload_pages /tmp/w$1.out
+	[ $((cold_on3 * 100)) -ge $((cold_pages * 90)) ] ||
+		fail "workload $1: cold $cold_on3 of $cold_pages pages on node 3, want >= 90%"
+	[ $((hot_on0 * 100)) -ge $((hot_pages * 90)) ] ||
+		fail "workload $1: hot $hot_on0 of $hot_pages pages on node 0, want >= 90%"
+	echo "workload $1: cold $cold_on3/$cold_pages pages on node 3, hot $hot_on0/$hot_pages on node 0, data intact"
 }
 
 start_one 1; w1=$wpid
