@@ -727,7 +727,7 @@ void mr_os_arena_publish(char *base, struct mr_span *spans, uint32_t nregions,
 {
 	mr_spans = spans;
 	mr_arena_max_regions = max_regions;
-	mr_arena_base = base;
+	__atomic_store_n(&mr_arena_base, base, __ATOMIC_RELAXED);	/* mr_in_arena reads it */
 	/* Last, with release: a thread that reads a size other than 0 (mr_in_arena,
 	 * acquire) sees the base and the descriptors too. Another thread's free may
 	 * run while this one sets the arena up (TSan saw the two race). */

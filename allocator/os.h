@@ -132,8 +132,9 @@ static inline bool mr_in_arena(const void *p)
 {
 	size_t bytes = __atomic_load_n(&mr_arena_bytes, __ATOMIC_ACQUIRE);
 
-	/* the base only once published (mr_os_arena_publish) */
-	return bytes && (uintptr_t)p - (uintptr_t)mr_arena_base < bytes;
+	/* Before the publish the size is 0 and any base gives false: an atomic read
+	 * (a plain load on x86), not a branch on the free path. */
+	return (uintptr_t)p - (uintptr_t)__atomic_load_n(&mr_arena_base, __ATOMIC_RELAXED) < bytes;
 }
 
 #endif

@@ -37,7 +37,7 @@ static struct mr_tcache *park_cursor;
 static struct mr_tcache *steal_cursor;
 #define MR_WALK_CACHES 8
 static bool gtc_listed;			/* gtc is in all_caches; under gtc_lock */
-static bool threads_left;		/* a thread has exited; under pool_lock */
+static bool threads_left;		/* a thread has exited (atomic: read unlocked) */
 
 __thread struct mr_tcache *mr_tc __attribute__((tls_model("initial-exec")));
 __thread uint32_t mr_tc_owner __attribute__((tls_model("initial-exec")));
@@ -169,7 +169,6 @@ static struct mr_tcache *tc_new(void)
 	static uint32_t next_id = 1;
 	struct mr_tcache *tc;
 	uint32_t page, npages;
-	uint16_t borrow;
 
 	mr_os_lock(&pool_lock);
 	tc = pool;
@@ -179,15 +178,9 @@ static struct mr_tcache *tc_new(void)
 			park_cursor = NULL;
 		__atomic_store_n(&tc->parked, false, __ATOMIC_RELAXED);
 	}
-	/* Threads come and go here once one has exited: a new one borrows at first
-	 * ("short threads"). */
-	borrow = threads_left ? MR_BORROW_ALLOCS : 0;
 	mr_os_unlock(&pool_lock);
-	if (tc) {
-		tc->borrow = borrow;
-		tc->borrow_keep = 0;
+	if (tc)
 		return tc;
-	}
 	npages = (uint32_t)((sizeof(*tc) + MR_PAGE_SIZE - 1) / MR_PAGE_SIZE);
 	/* Normal, not hot, though every malloc reads it: in the hot reserve it would
 	 * make every process hold a region more, hot data or not. */
@@ -200,8 +193,6 @@ static struct mr_tcache *tc_new(void)
 	if (!(mr_spans[page].flags & MR_SPAN_ZEROED))
 		memset(tc, 0, sizeof(*tc));
 	tc_init(tc);
-	tc->borrow = borrow;
-	tc->borrow_keep = 0;
 	mr_os_lock(&pool_lock);
 	tc->id = next_id++;
 	mr_stats_caches((uint64_t)tc->id + 1);
@@ -222,6 +213,10 @@ struct mr_tcache *mr_tc_slow(void)
 		mr_tstate = TS_NEW;
 		return NULL;
 	}
+	/* Threads come and go here once one has exited: a new one borrows at first
+	 * ("short threads"). */
+	tc->borrow = __atomic_load_n(&threads_left, __ATOMIC_RELAXED) ? MR_BORROW_ALLOCS : 0;
+	tc->borrow_keep = 0;
 	/* May allocate (keys past the first 32): served by the shared cache meanwhile. */
 	pthread_setspecific(tc_key, tc);
 	mr_tc = tc;
@@ -1386,8 +1381,8 @@ static void tc_destroy(void *arg)
 				bin_retire_current(tc, &tc->bins[t][c]);
 	}
 	spares_release(tc, 0, 0);	/* the current slabs just retired included */
+	__atomic_store_n(&threads_left, true, __ATOMIC_RELAXED);
 	mr_os_lock(&pool_lock);
-	threads_left = true;
 	tc->next_parked = pool;
 	__atomic_store_n(&tc->parked, true, __ATOMIC_RELAXED);
 	__atomic_store_n(&pool, tc, __ATOMIC_RELAXED);	/* reclaim_parked peeks unlocked */
