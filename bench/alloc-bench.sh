@@ -4,8 +4,10 @@
 # docs/allocator.md: median time and peak RSS of RUNS runs, as ratios to glibc and to
 # each peer; fragmentation; packing by site; hot-set inflation (memreg with and without
 # a site profile made from its own site map).
-# Usage: bench/alloc-bench.sh [-n RUNS] [-w "WORKLOADS"] [-c CPU] [BUILDDIR]
-#   (default 5 runs, BUILDDIR build, CPU "fastest": below)
+# Usage: bench/alloc-bench.sh [-n RUNS] [-w "WORKLOADS"] [-c CPU] [-a "ALLOCATORS"] [BUILDDIR]
+#   (default 5 runs, BUILDDIR build, CPU "fastest": below; ALLOCATORS glibc, memreg
+#   and the peers installed: -a "glibc memreg" runs those two alone, for more
+#   rounds in the same time; glibc is always run, every ratio being to it)
 # Then the goals of docs/allocator.md on these runs (BUILDDIR/bench/alloc-goals:
 # ratios of medians and paired by round, with 95% intervals).
 # WORKLOADS may name the lists "default" and "more" (below).
@@ -34,12 +36,22 @@ MORE="perl mawk objdump bc threads"
 THREADED="server prodcons falseshare threads"
 CPU=fastest
 WORKLOADS=$DEFAULT
-while getopts n:w:c: o; do
+ONLY=
+usage() { echo "usage: $0 [-n RUNS] [-w WORKLOADS] [-c CPU|fastest|none] [-a ALLOCATORS] [BUILDDIR]" >&2; exit 2; }
+while getopts n:w:c:a:h o; do
 	case $o in
 	n) RUNS=$OPTARG ;;
 	w) WORKLOADS=$OPTARG ;;
 	c) CPU=$OPTARG ;;
-	*) echo "usage: $0 [-n RUNS] [-w WORKLOADS] [-c CPU|fastest|none] [BUILDDIR]" >&2; exit 2 ;;
+	a) ONLY=$OPTARG ;;
+	h) sed -n '2,/^set /p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
+	*) usage ;;
+	esac
+done
+for a in $ONLY; do
+	case $a in
+	glibc | memreg | jemalloc | tcmalloc | mimalloc) ;;
+	*) echo "alloc-bench: -a takes glibc, memreg, jemalloc, tcmalloc and mimalloc, not '$a'" >&2; exit 2 ;;
 	esac
 done
 case $CPU in
@@ -58,8 +70,12 @@ LIBDIR=/usr/lib/x86_64-linux-gnu
 out=$(mktemp -d /tmp/alloc-bench.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 
-ALLOCS="glibc memreg"
+# Whether allocator @1 is to run (-a; glibc always).
+wanted() { [ -z "$ONLY" ] || [ "$1" = glibc ] || case " $ONLY " in *" $1 "*) true ;; *) false ;; esac; }
+ALLOCS=glibc
+wanted memreg && ALLOCS="$ALLOCS memreg"
 for peer in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc.so.4 mimalloc:libmimalloc.so.2; do
+	wanted "${peer%%:*}" || continue
 	if [ -f "$LIBDIR/${peer#*:}" ]; then
 		ALLOCS="$ALLOCS ${peer%%:*}"
 	else
