@@ -16,7 +16,7 @@
  *   (4608, 5120, 6144, ...) put one boundary in 8, 4, 2 or every one on a page.
  * The powers of two are n = 16 and 8: programs ask for 8, 16 and 32 KiB buffers and fill
  * them. What it costs: objects of these classes are 16-byte aligned, as glibc's are,
- * not 64; a request aligned to 64 bytes or more takes the next class its alignment
+ * not 64; a request aligned to more than 16 bytes takes the next class its alignment
  * divides, or a span when that is smaller (mr_size_class_aligned). Measured against the
  * classes before: docs/allocator.md, "Peak RSS against glibc, by cause". */
 #include "config.h"

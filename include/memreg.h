@@ -38,7 +38,7 @@ struct memreg_stats {
 	uint64_t peak_used_bytes;	/* the peak of used_bytes */
 	uint64_t huge_bytes;		/* of used_bytes, in runs of whole regions */
 	uint64_t free_bytes;		/* free pages of the regions in use */
-	uint64_t releasable_bytes;	/* of free_bytes, not given back yet: malloc_trim would */
+	uint64_t releasable_bytes;	/* of free_bytes, blocks of 64 KiB+ not given back yet */
 	uint64_t purged_bytes;		/* free runs given back to the OS so far */
 	uint64_t glibc_fallbacks;	/* allocations glibc's malloc served instead */
 };
