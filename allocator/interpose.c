@@ -499,15 +499,20 @@ MR_EXPORT void *calloc(size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
+	mr_fresh_obj = NULL;
 	p = alloc_fast(total, RET);
 	/* Large and huge spans of pages fresh from mmap or purged with MADV_DONTNEED are
 	 * already zero (the page heap says so in the head: MR_SPAN_ZEROED), and stay
-	 * untouched; a slab (at most MR_SMALL_MAX) is not looked up. */
+	 * untouched; so is a fresh slab's object handed out for the first time but for
+	 * its link and key (mr_fresh_obj: an object over a page is not made resident
+	 * whole for nothing); other slab objects are not looked up. */
 	if (p) {
 		const struct mr_span *s = total > MR_SMALL_MAX && mr_in_arena(p) ? mr_span_of(p) : NULL;
 
-		if (!s || (s->kind != MR_SPAN_HUGE && s->kind != MR_SPAN_LARGE) ||
-		    !(s->flags & MR_SPAN_ZEROED))
+		if (p == mr_fresh_obj)
+			memset(p, 0, total < 2 * sizeof(void *) ? total : 2 * sizeof(void *));
+		else if (!s || (s->kind != MR_SPAN_HUGE && s->kind != MR_SPAN_LARGE) ||
+			 !(s->flags & MR_SPAN_ZEROED))
 			memset(p, 0, total);
 	}
 	return p;

@@ -41,6 +41,7 @@ static bool threads_left;		/* a thread has exited (atomic: read unlocked) */
 
 __thread struct mr_tcache *mr_tc __attribute__((tls_model("initial-exec")));
 __thread uint32_t mr_tc_owner __attribute__((tls_model("initial-exec")));
+__thread void *mr_fresh_obj __attribute__((tls_model("initial-exec")));
 static __thread uint8_t mr_tstate __attribute__((tls_model("initial-exec")));
 enum { TS_NEW, TS_INIT, TS_ACTIVE, TS_DEAD };
 
@@ -884,6 +885,8 @@ static void slab_extend(struct mr_bin *b, struct mr_span *s)
 		}
 	b->free = first;
 	s->bump = (uint16_t)(s->bump + n);
+	if (s->flags & MR_SLAB_FRESH)
+		mr_fresh_obj = first;
 }
 
 /* The bin's current slab (there is one) stops being current: it keeps what is left

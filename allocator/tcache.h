@@ -83,6 +83,12 @@ extern __thread struct mr_tcache *mr_tc MR_HIDDEN __attribute__((tls_model("init
 /* mr_tc as a slab descriptor's owner field holds it (tcache.c, owner ids), 0 while
  * mr_tc is NULL: free() compares it with the slab's owner. */
 extern __thread uint32_t mr_tc_owner MR_HIDDEN __attribute__((tls_model("initial-exec")));
+/* The object at the head of the bin slab_extend last linked objects into, while
+ * its slab is fresh (MR_SLAB_FRESH): every byte of it past its link and key reads
+ * zero until it is handed out. calloc sets it to NULL before it allocates, and
+ * clears only those 16 bytes of an object that comes back equal to it (glibc's
+ * calloc skips the fresh part of its heap's top alike). */
+extern __thread void *mr_fresh_obj MR_HIDDEN __attribute__((tls_model("initial-exec")));
 /* The calling thread's cache, set up on its first allocation (the heap is ready:
  * the caller made sure); NULL means "use the shared cache"
  * (mr_small_alloc_shared: while setting up, after exit, or out of memory). */

@@ -51,6 +51,9 @@ run spare-decay MEMREG_DIRTY_PCT=0 "$PROG" spare-decay
 # A young thread's buffers of many sizes over a page, each freed before the next,
 # reuse the same pages (tcache.c, "medium slabs in a young thread").
 run medium MEMREG_DECAY_MS=600000 MEMREG_DIRTY_PCT=0 "$PROG" medium
+# calloc of a fresh slab's object leaves its pages untouched; freed ones read zero
+# again (tcache.h, mr_fresh_obj).
+run calloc-fresh MEMREG_START_HEAP=0 "$PROG" calloc-fresh
 run calloc-dontneed "$PROG" calloc-purged
 run calloc-madv-free MEMREG_MADV_FREE=1 "$PROG" calloc-purged
 # Large spans prefaulted only for a call site that writes them whole (large.c).
