@@ -73,6 +73,11 @@ struct mr_tcache {
 	 * slabs rather than make slabs of its own (0: none), and how many more of
 	 * those its frees may keep (tcache.c, "short threads"). */
 	uint16_t borrow, borrow_keep;
+	/* Objects each class up to a page took of a class above rather than make a
+	 * slab, and the new slabs the cache may make before its bins stop doing so
+	 * (tcache.c, "a class up, while young"). */
+	uint8_t up_taken[MR_NR_CLASSES];
+	uint16_t young;
 	/* Free objects of other caches' slabs taken from their inboxes (steal_inboxes),
 	 * by temperature and class: handed out before a new slab is made. */
 	void *stash[NR_MR_TEMP][MR_NR_CLASSES];

@@ -660,6 +660,85 @@ static int mode_calloc_fresh(void)
 	return 0;
 }
 
+/* A young cache's bin that runs dry takes a free object of a class above (up to four
+ * times its size) whose bin has one, rather than make a slab; a class up to a page
+ * as many as would fill a page, then it makes its own slab. Classes over a page do
+ * each time (tcache.c, "a class up, while young"). */
+static int mode_class_up(void)
+{
+	enum { NSIZES = 40, NBIG = 16, NSAME = 10 };
+	unsigned char *a, *b, *objs[NSIZES], *big[NBIG], *same[NSAME];
+	uintptr_t pages[NSIZES];
+	unsigned npages = 0, up = 0, i;
+
+	a = malloc(200);	/* class 208: a slab, its bin holds a page's objects */
+	b = malloc(140);	/* class 144: its bin is empty */
+	if (!a || !b || !in_memreg(a) || !in_memreg(b))
+		FAIL("class-up: malloc: %p %p (MEMREG_START_HEAP=0?)", (void *)a, (void *)b);
+	if (malloc_usable_size(b) != 208 || (uintptr_t)(b > a ? b - a : a - b) >= (64u << 10))
+		FAIL("class-up: malloc(140) after malloc(200): usable %zu at %td bytes from it "
+		     "(want 208, in its slab)", malloc_usable_size(b), b - a);
+	/* one object each of 40 sizes, largest first: 14-15 pages (25 with each in a slab
+	 * of its class) */
+	for (i = 0; i < NSIZES; i++) {
+		size_t size = 2048 - i * 48, j;
+		uintptr_t pg;
+
+		if (!(objs[i] = malloc(size)))
+			FAIL("class-up: malloc(%zu)", size);
+		memset(objs[i], 1, size);
+		pg = (uintptr_t)objs[i] >> 12;
+		for (j = 0; j < npages && pages[j] != pg; j++)
+			;
+		if (j == npages)
+			pages[npages++] = pg;
+	}
+	if (npages > 18)
+		FAIL("class-up: 40 objects of 176-2048 bytes, largest first, started on %u pages "
+		     "(want at most 18)", npages);
+	/* class 3072 (untouched above) takes 1 of class 4096's 12 free objects, a page's
+	 * worth, then makes its slab */
+	for (i = 0; i < NBIG; i++)
+		if (!(big[i] = malloc(4000)))
+			FAIL("class-up: malloc(4000) #%u", i);
+	for (i = 4; i < NBIG; i++)
+		free(big[i]);
+	for (i = 0; i < NSAME; i++) {
+		if (!(same[i] = malloc(3000)))
+			FAIL("class-up: malloc(3000) #%u", i);
+		up += malloc_usable_size(same[i]) != 3072;
+	}
+	if (up != 1 || malloc_usable_size(same[NSAME - 1]) != 3072)
+		FAIL("class-up: %u of %u objects of 3000 bytes took a class above, the last %zu "
+		     "bytes (want 1, and 3072)", up, NSAME,
+		     malloc_usable_size(same[NSAME - 1]));
+	printf("class-up: malloc(140) took 208 bytes, %u of %u objects of 3000 bytes a class "
+	       "above; 40 sizes of 176-2048 bytes started on %u pages", up, NSAME, npages);
+	/* a buffer over a page, freed before the next of a smaller class: its place is
+	 * taken every time (no bound over a page) */
+	for (i = 0; i < 40; i++) {
+		unsigned char *buf = malloc(8000), *small;
+
+		free(buf);
+		small = malloc(5000);
+		if (small != buf || malloc_usable_size(small) != 8192)
+			FAIL("class-up: round %u: malloc(5000) after a free of malloc(8000) at %p: "
+			     "%p, usable %zu (want the same place, 8192)", i, (void *)buf,
+			     (void *)small, malloc_usable_size(small));
+		free(small);
+	}
+	printf("; 40 buffers of 5000 bytes each took the 8000-byte one's place\n");
+	for (i = 0; i < NSAME; i++)
+		free(same[i]);
+	for (i = 0; i < 4; i++)
+		free(big[i]);
+	for (i = 0; i < NSIZES; i++)
+		free(objs[i]);
+	free(a);
+	free(b);
+	return 0;
+}
+
 /* Not a test: the CPU cost of one 40 KiB malloc+free (ns), for MEMREG_EXPORT_STATS. */
 static int mode_cost(void)
 {
@@ -923,10 +1002,12 @@ int main(int argc, char **argv)
 		return mode_medium();
 	if (!strcmp(m, "calloc-fresh"))
 		return mode_calloc_fresh();
+	if (!strcmp(m, "class-up"))
+		return mode_class_up();
 	if (!strcmp(m, "spare"))
 		return mode_spare(false);
 	if (!strcmp(m, "spare-decay"))
 		return mode_spare(true);
-	fprintf(stderr, "usage: memory trim|decay|calloc|calloc-purged|info GOFILE|cost|prefault|refill|no-free|new-max|realloc-move|layout|span-cache|span-cache-single|spare|spare-decay|medium|calloc-fresh\n");
+	fprintf(stderr, "usage: memory trim|decay|calloc|calloc-purged|info GOFILE|cost|prefault|refill|no-free|new-max|realloc-move|layout|span-cache|span-cache-single|spare|spare-decay|medium|calloc-fresh|class-up\n");
 	return 2;
 }

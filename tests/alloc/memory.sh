@@ -54,6 +54,8 @@ run medium MEMREG_DECAY_MS=600000 MEMREG_DIRTY_PCT=0 "$PROG" medium
 # calloc of a fresh slab's object leaves its pages untouched; freed ones read zero
 # again (tcache.h, mr_fresh_obj).
 run calloc-fresh MEMREG_START_HEAP=0 "$PROG" calloc-fresh
+# A young cache takes objects a class up rather than make a slab (tcache.c).
+run class-up MEMREG_START_HEAP=0 "$PROG" class-up
 run calloc-dontneed "$PROG" calloc-purged
 run calloc-madv-free MEMREG_MADV_FREE=1 "$PROG" calloc-purged
 # Large spans prefaulted only for a call site that writes them whole (large.c).
