@@ -1332,7 +1332,8 @@ static void *class_up_pop(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 /* The bin ran dry. In that order: remote frees to this cache; the lowest slab with
  * room among the current and partial ones (lowest first: high regions drain); the
  * stash; a short thread's borrowing; exited threads' slabs; live threads' inboxes;
- * a new slab (from the lowest region with room). */
+ * while the cache is young, an object of a class up; the spare; a new slab (from
+ * the lowest region with room). */
 void *mr_small_refill(struct mr_tcache *tc, unsigned cls, enum mr_temp temp)
 {
 	struct mr_bin *b = &tc->bins[temp][cls];
