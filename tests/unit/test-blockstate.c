@@ -61,20 +61,23 @@ int __wrap_mr_sys_open(const char *path, int flags, mode_t mode)
 
 /*
  * The offline write as the kernel does it: it retries until a signal is pending. The
- * wrapper first sleeps 200 ms, standing for the moment between arming the timer and
- * entering write(), in which the deadline's SIGALRM arrives; then it waits (up to
- * 3 s) for a signal, as the kernel would, forever.
+ * wrapper first sleeps until 50 ms past the deadline (sleep_until), standing for the
+ * moment between arming the timer and entering write(), in which the deadline's
+ * SIGALRM arrives; then it waits (up to 3 s) for a signal, as the kernel would, forever.
+ * Sleeping to a time rather than for a fixed while keeps the test from depending on how
+ * long the state file's fsync takes on a loaded machine.
  */
 static bool write_lost;
+static uint64_t sleep_until;
 ssize_t __wrap_mr_sys_write(int fd, const void *buf, size_t len);
 ssize_t __wrap_mr_sys_write(int fd, const void *buf, size_t len)
 {
-	struct timespec t = { 0, 200 * 1000000 };
+	struct timespec t = { 0, 5 * 1000000 };
 
 	(void)fd;
 	(void)buf;
-	while (nanosleep(&t, &t) && errno == EINTR)
-		;
+	while (mr_now_ns() < sleep_until)
+		nanosleep(&t, NULL);
 	if (poll(NULL, 0, 3000) < 0 && errno == EINTR) {
 		errno = EINTR;
 		return -1;
@@ -392,7 +395,11 @@ static void test_time_limit_not_lost(void **state)
 	setenv("MEMREG_STATE_DIR", dir, 1);
 	assert_int_equal(mr_root_set("/"), 0);
 	write_lost = false;
-	assert_int_equal(mr_block_plan_apply(&plan, 50 * 1000000u, true, NULL, &res), -ETIMEDOUT);
+	/* A limit of 2 s: long enough that the state file's fsync on a loaded machine
+	 * ends before it (with 50 ms, a CI run timed out before the write). */
+	sleep_until = mr_now_ns() + 2050 * 1000000ull;
+	assert_int_equal(mr_block_plan_apply(&plan, 2000 * 1000000ull, true, NULL, &res),
+			 -ETIMEDOUT);
 	assert_true(sysfs_opened);
 	assert_false(write_lost);
 	assert_non_null(strstr(mr_last_error(), "memory999999: offline did not finish within "
