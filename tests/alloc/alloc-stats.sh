@@ -6,15 +6,24 @@ CTL="$top_builddir/tools/memregctl"
 tmp=$(mktemp -d) || exit 99
 trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 
-# A process that allocates 40 MiB, one huge block, then waits for the file "go".
+# A process that allocates 40 MiB, one huge block, says so by the file "go.ready",
+# then waits for the file "go".
 cat >"$tmp/hold.sh" <<'SH'
 i=0; x=""
 while [ $i -lt 20 ]; do x="$x$(printf '%01000d' 0)"; i=$((i + 1)); done
+touch "$1.ready"
 while [ ! -f "$1" ]; do sleep 0.1; done
 SH
+# Until hold.sh has made its allocations (not a fixed sleep: a loaded machine is slow
+# to start it), at most 20 s.
+wait_ready() {
+	n=0
+	while [ ! -f "$1.ready" ] && [ $n -lt 200 ]; do sleep 0.1; n=$((n + 1)); done
+	[ -f "$1.ready" ] || fail "$1: the holding process did not get ready in 20 s"
+}
 LD_PRELOAD="$MEMREG_LIB" MEMREG_EXPORT_STATS=1 sh "$tmp/hold.sh" "$tmp/go" &
 pid=$!
-sleep 1
+wait_ready "$tmp/go"
 "$CTL" alloc-stats --json $pid >"$tmp/out.json" || fail "alloc-stats --json exited $?"
 "$CTL" alloc-stats $pid >"$tmp/out.txt" || fail "alloc-stats exited $?"
 for fd in /proc/$pid/fd/*; do
@@ -66,7 +75,7 @@ wait $pid
 (ulimit -v 98304 && LD_PRELOAD="$MEMREG_LIB" MEMREG_EXPORT_STATS=1 exec sh "$tmp/hold.sh" "$tmp/go2") \
 	2>"$tmp/limited.err" &
 pid=$!
-sleep 1
+wait_ready "$tmp/go2"
 "$CTL" alloc-stats --json $pid >"$tmp/limited.json" || fail "alloc-stats --json of a disabled arena exited $?"
 "$CTL" alloc-stats $pid >"$tmp/limited.txt" || fail "alloc-stats of a disabled arena exited $?"
 touch "$tmp/go2"

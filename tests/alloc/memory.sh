@@ -46,7 +46,9 @@ run span-cache-single "$PROG" span-cache-single
 run span-cache "$PROG" span-cache
 # A slab emptied is kept for its bin (tcache.c, spare slabs) until the decay delay or
 # malloc_trim.
-run spare MEMREG_DIRTY_PCT=0 "$PROG" spare
+# (a delay far longer than the test: a stall of 100 ms on a loaded machine would
+# give the spare back before the test looks)
+run spare MEMREG_DECAY_MS=600000 MEMREG_DIRTY_PCT=0 "$PROG" spare
 run spare-decay MEMREG_DIRTY_PCT=0 "$PROG" spare-decay
 # A young thread's buffers of many sizes over a page, each freed before the next,
 # reuse the same pages (tcache.c, "medium slabs in a young thread").

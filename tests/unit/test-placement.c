@@ -698,10 +698,12 @@ static void test_apply_timeout(void **state)
 
 	(void)state;
 	assert_int_equal(mr_root_set("/"), 0);
-	/* 1 s, not less: each block first records itself in the state file (an fsync),
-	 * and on a loaded machine a 20 ms limit ran out before block 10 was tried. The
-	 * fake's block 11 waits out the limit, so this test takes about that long. */
-	assert_int_equal(mr_block_plan_apply(&plan, 1000 * 1000000u, true, &ops, &res), -ETIMEDOUT);
+	/* 3 s, not less: each block first records itself in the state file (an fsync),
+	 * and on a loaded machine a 20 ms limit ran out before block 10 was tried (and
+	 * test-blockstate's 50 ms in a CI run). The fake's block 11 waits out the limit,
+	 * so this test takes about that long. */
+	assert_int_equal(mr_block_plan_apply(&plan, 3000 * 1000000ull, true, &ops, &res),
+			 -ETIMEDOUT);
 	assert_string_equal(f.log, "offline:10 offline:11 online_movable:10");
 	assert_int_equal(res.rolled_back, 1);
 	assert_non_null(strstr(mr_last_error(), "time limit"));

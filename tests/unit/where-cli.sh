@@ -13,9 +13,16 @@ cp "$(command -v sleep)" "$tmp/mrwhere$$"
 "$tmp/mrwhere$$" 300 & p1=$!
 "$tmp/mrwhere$$" 300 & p2=$!
 trap 'kill $p1 $p2 2>/dev/null; rm -rf "$tmp"' EXIT
-sleep 0.2
 name=mrwhere$$
 name=$(printf %.15s "$name")	# comm holds 15 characters
+# Until both have exec'd (their comm is the shell's before), at most 10 s: a fixed
+# sleep is too short on a loaded machine.
+n=0
+until [ "$(cat /proc/$p1/comm 2>/dev/null)" = "$name" ] &&
+      [ "$(cat /proc/$p2/comm 2>/dev/null)" = "$name" ] || [ $n -ge 100 ]; do
+	sleep 0.1
+	n=$((n + 1))
+done
 
 # sum of the byte rows of one JSON document equals its total
 check_json() {

@@ -37,7 +37,13 @@ after=$(region_bytes "$R")
 [ "$after" -eq 0 ] || fail "region $R still holds $after bytes after the offline"
 memregctl where "$pid"
 kill -USR2 "$pid"
-sleep 1
+# Until it has answered or said CORRUPT, at most 120 s (a fixed wait is too short
+# under emulation on a loaded host).
+i=0
+until grep -q -e 'verified .* intact' -e CORRUPT /tmp/touch.out || [ "$i" -ge 1200 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
 grep -q 'verified .* intact' /tmp/touch.out || fail "data changed by the offline: $(cat /tmp/touch.out)"
 
 memregctl online "$R" --apply || fail "online --apply failed"
