@@ -14,16 +14,16 @@ while [ $i -lt 20 ]; do x="$x$(printf '%01000d' 0)"; i=$((i + 1)); done
 touch "$1.ready"
 while [ ! -f "$1" ]; do sleep 0.1; done
 SH
-# Until hold.sh has made its allocations (not a fixed sleep: a loaded machine is slow
-# to start it), at most 20 s.
+# wait_ready GO: until the process told to wait for GO has made GO.ready (not a fixed
+# sleep: a loaded machine is slow to start it), at most 20 s; false if it has not.
 wait_ready() {
 	n=0
 	while [ ! -f "$1.ready" ] && [ $n -lt 200 ]; do sleep 0.1; n=$((n + 1)); done
-	[ -f "$1.ready" ] || fail "$1: the holding process did not get ready in 20 s"
+	[ -f "$1.ready" ]
 }
 LD_PRELOAD="$MEMREG_LIB" MEMREG_EXPORT_STATS=1 sh "$tmp/hold.sh" "$tmp/go" &
 pid=$!
-wait_ready "$tmp/go"
+wait_ready "$tmp/go" || fail "the holding process did not get ready in 20 s"
 "$CTL" alloc-stats --json $pid >"$tmp/out.json" || fail "alloc-stats --json exited $?"
 "$CTL" alloc-stats $pid >"$tmp/out.txt" || fail "alloc-stats exited $?"
 for fd in /proc/$pid/fd/*; do
@@ -55,8 +55,7 @@ wait
 SH
 LD_PRELOAD="$MEMREG_LIB" MEMREG_EXPORT_STATS=1 sh "$tmp/fork.sh" "$tmp/go3" &
 pid=$!
-n=0
-while [ ! -f "$tmp/go3.ready" ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+wait_ready "$tmp/go3"
 child=$(cat "$tmp/go3.pid" 2>/dev/null)
 if [ -z "$child" ] || [ ! -f "$tmp/go3.ready" ]; then
 	fail "forked child: did not start (pid '$child')"
@@ -75,7 +74,7 @@ wait $pid
 (ulimit -v 98304 && LD_PRELOAD="$MEMREG_LIB" MEMREG_EXPORT_STATS=1 exec sh "$tmp/hold.sh" "$tmp/go2") \
 	2>"$tmp/limited.err" &
 pid=$!
-wait_ready "$tmp/go2"
+wait_ready "$tmp/go2" || fail "the holding process under RLIMIT_AS did not get ready in 20 s"
 "$CTL" alloc-stats --json $pid >"$tmp/limited.json" || fail "alloc-stats --json of a disabled arena exited $?"
 "$CTL" alloc-stats $pid >"$tmp/limited.txt" || fail "alloc-stats of a disabled arena exited $?"
 touch "$tmp/go2"

@@ -39,11 +39,7 @@ memregctl where "$pid"
 kill -USR2 "$pid"
 # Until it has answered or said CORRUPT, at most 120 s (a fixed wait is too short
 # under emulation on a loaded host).
-i=0
-until grep -q -e 'verified .* intact' -e CORRUPT /tmp/touch.out || [ "$i" -ge 1200 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+wait_line /tmp/touch.out 'verified .* intact|CORRUPT' "mr-touch did not answer after the offline" 1200
 grep -q 'verified .* intact' /tmp/touch.out || fail "data changed by the offline: $(cat /tmp/touch.out)"
 
 memregctl online "$R" --apply || fail "online --apply failed"
