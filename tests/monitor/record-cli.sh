@@ -7,21 +7,40 @@ set -u
 ctl=$top_builddir/tools/memregctl
 gen=$top_builddir/monitor/memreg-accessgen
 tmp=$(mktemp -d /tmp/mr-record-cli-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+rpid=
+trap '[ -z "$rpid" ] || kill $rpid 2>/dev/null; rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-# 1. SIGINT ends the recording; the file is valid and says process-scoped
+# 1. SIGINT ends the recording; the file is valid and says process-scoped. The
+# interrupt comes once the record being written (FILE.part-*, valid at every moment)
+# holds 5 snapshots, however long they took: at most 120 s, and as long for the record
+# to end after it. The generator loops until the record ends it, so only the signal
+# can end the record.
 "$ctl" record -b refs -a 20000,100000,1000000 -o "$tmp/int.rec" -- \
-	"$gen" -t 0.1 "$top_srcdir/monitor/configs/zigzag" 2>"$tmp/int.err" &
+	"$gen" -t 0.1 -l 1000 "$top_srcdir/monitor/configs/zigzag" 2>"$tmp/int.err" &
 rpid=$!
-sleep 2
+snaps() { "$ctl" report raw "$1" 2>/dev/null | grep -c '^snapshot '; }
+i=0
+while [ "$(snaps "$tmp"/int.rec.part-*)" -lt 5 ]; do
+	kill -0 $rpid 2>/dev/null || { cat "$tmp/int.err"; fail "record ended before its 5th snapshot"; }
+	i=$((i + 1))
+	[ $i -lt 1200 ] || { cat "$tmp/int.err"; fail "no 5 snapshots in the record in 120 s"; }
+	sleep 0.1
+done
 kill -INT $rpid
-wait $rpid || { cat "$tmp/int.err"; fail "record exited $? after SIGINT"; }
+i=0
+while kill -0 $rpid 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 1200 ] || { cat "$tmp/int.err"; fail "record still running 120 s after SIGINT"; }
+	sleep 0.1
+done
+wait $rpid || { rc=$?; rpid=; cat "$tmp/int.err"; fail "record exited $rc after SIGINT"; }
+rpid=
 grep -q "stopped by a signal" "$tmp/int.err" || { cat "$tmp/int.err"; fail "no stop message"; }
 "$ctl" report wss "$tmp/int.rec" >"$tmp/wss.txt" || fail "interrupted record unreadable"
 grep -q "process-scoped (pid" "$tmp/wss.txt" || fail "report does not say process-scoped"
-n=$("$ctl" report raw "$tmp/int.rec" | grep -c '^snapshot ')
-[ "$n" -ge 5 ] || fail "only $n snapshots in 2 s at 100 ms"
+n=$(snaps "$tmp/int.rec")
+[ "$n" -ge 5 ] || fail "only $n snapshots in the record after SIGINT, 5 before it"
 
 # 2. cut inside the last chunk: still readable, with a warning, one snapshot fewer
 size=$(wc -c <"$tmp/int.rec")
