@@ -24,8 +24,8 @@ procs() {
 	printf '%s\n' "$@" | sed '/^$/d' >"$tmp/procs.new" && mv "$tmp/procs.new" "$cg/cgroup.procs" ||
 		fail "writing the fake cgroup.procs"
 }
-# each child writes 4 MiB page by page until killed
-printf 'stride 4K\narea a 4M\nphase 60s a seq rw\n' >"$tmp/c"
+# each child writes 4 MiB page by page until killed (600 s: longer than the waits below)
+printf 'stride 4K\narea a 4M\nphase 600s a seq rw\n' >"$tmp/c"
 "$gen" "$tmp/c" >/dev/null & p1=$!
 "$gen" "$tmp/c" >/dev/null & p2=$!
 kids="$p1 $p2"
@@ -54,17 +54,48 @@ check "not cgroup v2" 1 "memregctl: $tmp: not a cgroup v2 directory (no cgroup.c
 	-- -b refs --apply --cgroup "$tmp" -o "$tmp/no"
 [ ! -e "$tmp/no" ] || fail "a refusal created the output directory"
 
-# 2. the set: p1 and p2 from the start; after 1 s p3 joins and p1 moves out (it
-# keeps running: it left the group); --duration ends the record
+# 2. the set: p1 and p2 from the start; once both have a snapshot recorded, p3 joins
+# and p1 moves out (it keeps running: it left the group); once p1's record is closed
+# and p3 has a snapshot, SIGINT ends the record (--duration's end is section 3's).
+# Each wait is for what the record has written, at most 120 s, not for a time.
 out=$tmp/recs
-"$ctl" record -b refs -a 10ms,100ms,200ms --apply --cgroup "$cg" -o "$out" -d 3s \
+"$ctl" record -b refs -a 10ms,100ms,200ms --apply --cgroup "$cg" -o "$out" \
 	2>"$tmp/rec.err" &
 rec=$!
-sleep 1
+kids="$kids $rec"
+# has_snapshot PID: PID's record (being written, or installed) holds a snapshot
+has_snapshot() {
+	for f in "$out/$1.rec" "$out/$1.rec".part-*; do
+		[ -f "$f" ] && "$ctl" report raw "$f" 2>/dev/null | grep -q '^snapshot ' && return 0
+	done
+	return 1
+}
+# wait_for WHAT COMMAND...: until COMMAND succeeds, while the record runs
+wait_for() {
+	what=$1 i=0
+	shift
+	until "$@"; do
+		kill -0 $rec 2>/dev/null || { cat "$tmp/rec.err"; fail "record ended before $what"; }
+		i=$((i + 1))
+		[ $i -lt 1200 ] || { cat "$tmp/rec.err"; fail "no $what in 120 s"; }
+		sleep 0.1
+	done
+}
+wait_for "snapshot of p1 ($p1)" has_snapshot $p1
+wait_for "snapshot of p2 ($p2)" has_snapshot $p2
 "$gen" "$tmp/c" >/dev/null & p3=$!
 kids="$kids $p3"
 procs $p2 $p3
-wait $rec || { cat "$tmp/rec.err"; fail "record --cgroup exited $?"; }
+wait_for "snapshot of p3 ($p3)" has_snapshot $p3
+wait_for "end of p1's record ($p1 left)" grep -q "^memregctl record: pid $p1 (cgroup .*) left after" "$tmp/rec.err"
+kill -INT $rec
+i=0
+while kill -0 $rec 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 1200 ] || { cat "$tmp/rec.err"; fail "record --cgroup still running 120 s after SIGINT"; }
+	sleep 0.1
+done
+wait $rec || { rc=$?; cat "$tmp/rec.err"; fail "record --cgroup exited $rc"; }
 kill -0 $p1 || fail "p1 is gone: it should have left the group alive"
 cat "$tmp/rec.err"
 for p in $p1 $p2 $p3; do
