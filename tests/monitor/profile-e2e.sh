@@ -10,8 +10,8 @@ CTL="$top_builddir/tools/memregctl"
 PROG="$top_builddir/tests/monitor/profile-prog"
 [ -f "$MEMREG_LIB" ] || { echo "libmemreg.so not built" >&2; exit 99; }
 tmp=$(mktemp -d) || exit 99
-pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+pid= rpid=
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "$rpid" ] && kill "$rpid" 2>/dev/null; rm -rf "$tmp"' EXIT
 status=0
 fail() {
 	echo "FAIL: $*" >&2
@@ -23,19 +23,34 @@ infl() { sed -n 's/.*inflation=\([0-9.]*\).*/\1/p' "$1"; }
 # heap into one mapping per page ("split", the same for every page): refs sees
 # mappings, not pages. 150000 regions: about one a page over the heap and its
 # neighbours (the 512 MiB site side table lies next to it and counts in the total).
+# The record starts once the program says ready (its heap built) and the program
+# touches its hot objects until the record holds 10 snapshots (FILE.part-*, valid
+# at every moment), when SIGUSR1 lets it exit and the record ends with it: every
+# snapshot sees the touching, however slow the machine. Each wait at most 120 s.
 export MEMREG_REGION_SIZE=1M
-LD_PRELOAD="$MEMREG_LIB" MEMREG_SITE_MAP="$tmp/map" "$PROG" 8388608 8000 split >"$tmp/learn" &
+LD_PRELOAD="$MEMREG_LIB" MEMREG_SITE_MAP="$tmp/map" "$PROG" 8388608 600000 split >"$tmp/learn" &
 pid=$!
 i=0
 while ! grep -q '^ready' "$tmp/learn"; do
 	i=$((i + 1))
-	[ $i -lt 300 ] || { echo "profile-prog never got ready" >&2; exit 99; }
+	[ $i -lt 1200 ] || { echo "profile-prog not ready in 120 s" >&2; exit 99; }
 	sleep 0.1
 done
-"$CTL" record -b refs --apply -a 50000,500000,1000000,150000,300000 -d 6 -o "$tmp/rec" --pid "$pid" \
-	2>"$tmp/rec.log" || { cat "$tmp/rec.log" >&2; exit 99; }
+"$CTL" record -b refs --apply -a 50000,500000,1000000,150000,300000 -o "$tmp/rec" --pid "$pid" \
+	2>"$tmp/rec.log" &
+rpid=$!
+i=0
+while [ "$("$CTL" report raw "$tmp"/rec.part-* 2>/dev/null | grep -c '^snapshot ')" -lt 10 ]; do
+	kill -0 "$rpid" 2>/dev/null || { cat "$tmp/rec.log" >&2; echo "record ended before 10 snapshots" >&2; exit 99; }
+	i=$((i + 1))
+	[ $i -lt 240 ] || { cat "$tmp/rec.log" >&2; echo "no 10 snapshots in the record in 120 s" >&2; exit 99; }
+	sleep 0.5
+done
+kill -USR1 "$pid"
 wait "$pid" || fail "learning run exited $?"
 pid=
+wait "$rpid" || { rc=$?; cat "$tmp/rec.log" >&2; echo "record exited $rc" >&2; exit 99; }
+rpid=
 [ -s "$tmp/map" ] || { echo "no site map written" >&2; exit 99; }
 before=$(infl "$tmp/learn")
 

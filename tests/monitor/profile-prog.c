@@ -1,7 +1,9 @@
 /* The workload of tests/monitor/profile-e2e.sh: objects of a hot site (10% of the
  * bytes) interleaved in allocation order with a cold site's, the hot ones touched
- * repeatedly; prints the hot set's inflation (pages holding hot objects / hot pages'
+ * repeatedly after "ready" until TOUCH_MS pass or SIGUSR1 arrives (then it exits
+ * normally); prints the hot set's inflation (pages holding hot objects / hot pages'
  * worth of bytes). Usage: profile-prog BYTES TOUCH_MS [split] */
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +35,14 @@ static int cmp_uptr(const void *a, const void *b)
 	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+static volatile sig_atomic_t stop_touching;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	stop_touching = 1;
 }
 
 static double now_ms(void)
@@ -91,10 +101,12 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[3], "split"))
 		for (uintptr_t a = lo / PAGE * PAGE; a < hi; a += 2 * PAGE)
 			madvise((void *)a, PAGE, MADV_RANDOM);
+	/* before "ready": a SIGUSR1 sent once it is read must not kill the program */
+	signal(SIGUSR1, on_usr1);
 	printf("ready\n");
 	fflush(stdout);
 	end = now_ms() + touch_ms;
-	while (now_ms() < end)
+	while (!stop_touching && now_ms() < end)
 		for (i = 0; i < nhot; i++)
 			((volatile char *)hot[i])[i % OBJ_BYTES]++;
 	free(pg);
