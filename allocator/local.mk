@@ -16,7 +16,7 @@ libmemreg_la_SOURCES = \
 	allocator/stats.h allocator/stats.c \
 	allocator/buddy.h allocator/buddy.c \
 	allocator/os.h allocator/os.c \
-	allocator/internal.h allocator/stats-format.h allocator/classes-format.h \
+	allocator/internal.h allocator/bitmap.h allocator/stats-format.h allocator/classes-format.h \
 	allocator/sizeclass.c allocator/options.c allocator/fmt.c
 libmemreg_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -fno-semantic-interposition \
 	-fno-builtin-malloc -fno-builtin-free -fno-builtin-calloc -fno-builtin-realloc \

@@ -21,6 +21,7 @@
 
 #include <pthread.h>
 
+#include "allocator/bitmap.h"
 #include "allocator/os.h"
 #include "allocator/start.h"
 #include "allocator/tcache.h"
@@ -46,49 +47,13 @@ static uint32_t nallocs;
 static uint64_t live_bytes;
 _Static_assert(WORDS <= 64, "one bit a page in purged");
 
-static bool bit(const uint64_t *map, uint32_t g)
-{
-	return map[g / 64] >> (g % 64) & 1;
-}
-
-/* The first granule in [@g, @end) whose bit in @map is @set, or @end. */
-static uint32_t next_bit(const uint64_t *map, uint32_t g, uint32_t end, bool set)
-{
-	while (g < end) {
-		uint64_t m = (set ? map[g / 64] : ~map[g / 64]) & (~UINT64_C(0) << (g % 64));
-
-		if (m) {
-			uint32_t x = g / 64 * 64 + (uint32_t)__builtin_ctzll(m);
-
-			return x < end ? x : end;
-		}
-		g = (g / 64 + 1) * 64;
-	}
-	return end;
-}
-
-/* Set (or clear) the bits [@g, @end) of @map. */
-static void set_range(uint64_t *map, uint32_t g, uint32_t end, bool set)
-{
-	while (g < end) {
-		uint32_t n = end - g < 64 - g % 64 ? end - g : 64 - g % 64;
-		uint64_t m = (n == 64 ? ~UINT64_C(0) : (UINT64_C(1) << n) - 1) << (g % 64);
-
-		if (set)
-			map[g / 64] |= m;
-		else
-			map[g / 64] &= ~m;
-		g += n;
-	}
-}
-
 /* Where the live object starting at @g ends: the next object's start or the next
  * free granule. */
 static uint32_t end_of(uint32_t g)
 {
-	uint32_t e = next_bit(used, g + 1, limit, false);
+	uint32_t e = mr_next_bit(used, g + 1, limit, false);
 
-	return next_bit(starts, g + 1, e, true);
+	return mr_next_bit(starts, g + 1, e, true);
 }
 
 /* The lowest run of @n free granules, or GRANULES. */
@@ -97,10 +62,10 @@ static uint32_t first_fit(uint32_t n)
 	uint32_t g = low, e;
 
 	while (g + n <= limit) {
-		g = next_bit(used, g, limit, false);
+		g = mr_next_bit(used, g, limit, false);
 		if (g + n > limit)
 			break;
-		e = next_bit(used, g, g + n, true);
+		e = mr_next_bit(used, g, g + n, true);
 		if (e == g + n)
 			return g;
 		g = e;
@@ -114,7 +79,7 @@ static uint32_t live_granule(const void *p)
 	uintptr_t off = (uintptr_t)p - (uintptr_t)mr_start_heap;
 	uint32_t g = (uint32_t)(off >> GRANULE_SHIFT);
 
-	if ((off & ((1u << GRANULE_SHIFT) - 1)) || g >= limit || !bit(starts, g))
+	if ((off & ((1u << GRANULE_SHIFT) - 1)) || g >= limit || !mr_bit(starts, g))
 		return GRANULES;
 	return g;
 }
@@ -144,9 +109,9 @@ static void purge_free_pages(uint32_t p0, uint32_t p1)
 /* Granules [@g, @e) become an object's (or part of one). Under the lock. */
 static void take_granules(uint32_t g, uint32_t e)
 {
-	set_range(used, g, e, true);
+	mr_set_range(used, g, e, true);
 	if (g == low)
-		low = next_bit(used, e, limit, false);
+		low = mr_next_bit(used, e, limit, false);
 	if (e > top)
 		top = e;
 	live_bytes += (uint64_t)(e - g) << GRANULE_SHIFT;
@@ -156,7 +121,7 @@ static void take_granules(uint32_t g, uint32_t e)
  * heap is open, else their pages are purged once free. Under the lock. */
 static void free_granules(uint32_t g, uint32_t e)
 {
-	set_range(used, g, e, false);
+	mr_set_range(used, g, e, false);
 	if (g < low)
 		low = g;
 	live_bytes -= (uint64_t)(e - g) << GRANULE_SHIFT;
@@ -251,7 +216,7 @@ bool mr_start_resize(void *p, size_t size)
 			free_granules(g + want, end);
 		ok = true;
 	} else if (size <= MR_START_OBJ_MAX && mr_start_open() && g + want <= limit &&
-		   next_bit(used, end, g + want, true) == g + want) {
+		   mr_next_bit(used, end, g + want, true) == g + want) {
 		/* The granules after it are free: it grows over them. */
 		take_granules(end, g + want);
 		ok = true;

@@ -26,7 +26,7 @@ LAYERS='
 8 stats stats.c stats.h
 9 buddy buddy.c buddy.h
 10 os os.c os.h
-11 base internal.h sizeclass.c options.c fmt.c stats-format.h classes-format.h
+11 base internal.h bitmap.h sizeclass.c options.c fmt.c stats-format.h classes-format.h
 '
 # rank_of FILE: the layer's number, empty if the file is in no layer.
 rank_of() {
