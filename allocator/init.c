@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <sys/auxv.h>
 
+#include "allocator/fit.h"
 #include "allocator/heap.h"
 #include "allocator/init.h"
 #include "allocator/internal.h"
@@ -97,6 +98,8 @@ static void options_load(void)
 	    MR_OPT(export_stats) || MR_OPT(show_stats))
 		sh = 0;
 	mr_start_set(sh);
+	/* The site maps and the classes page know slabs and spans only. */
+	mr_fit_on = !MR_OPT_STR(profile) && !MR_OPT_STR(site_map) && !MR_OPT(track_sites);
 }
 
 void mr_options_once(void)
@@ -124,6 +127,7 @@ static int heap_init(void)
 	if (mr_os_reserve(order, max_regions, &base, &spans, &nregions) != 0)
 		return -1;
 	mr_heap_init(base, spans, order, nregions);
+	mr_fit_init(order);
 	mr_os_arena_publish(base, spans, nregions, max_regions);
 	mr_tcache_init();
 	return 0;
@@ -234,6 +238,7 @@ static void fork_prepare(void)
 {
 	mr_start_fork_lock();
 	mr_tcache_lock_all();
+	mr_fit_fork_lock();
 	mr_heap_fork_lock();
 	mr_sites_fork_lock();
 }
@@ -242,6 +247,7 @@ static void fork_parent(void)
 {
 	mr_sites_fork_unlock();
 	mr_heap_fork_unlock();
+	mr_fit_fork_unlock();
 	mr_tcache_unlock_all();
 	mr_start_fork_unlock();
 }
@@ -252,6 +258,7 @@ static void fork_child(void)
 {
 	mr_sites_fork_unlock();
 	mr_heap_fork_unlock();
+	mr_fit_fork_unlock();
 	mr_tcache_unlock_all();
 	mr_start_fork_unlock();
 	if (mr_stats_after_fork())

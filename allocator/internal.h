@@ -37,6 +37,7 @@ enum mr_span_kind {
 	MR_SPAN_LARGE,		/* head of an allocated span of npages pages */
 	MR_SPAN_SLAB,		/* head of a slab of small objects of class `cls` */
 	MR_SPAN_HUGE,		/* head of a run of whole regions (npages pages) */
+	MR_SPAN_FIT,		/* head of a chunk of the first-fit heap (fit.h) */
 };
 
 struct mr_tcache;

@@ -85,6 +85,19 @@ static bool dense_site_prefault(const void *site, uint32_t page, uint32_t npages
 	return prefault;
 }
 
+void mr_large_prefault_object(const void *site, void *p, size_t size, uint64_t clean)
+{
+	uintptr_t first = (uintptr_t)p & ~(uintptr_t)(MR_PAGE_SIZE - 1);
+	uint32_t npages = (uint32_t)(((uintptr_t)p + size - first + MR_PAGE_SIZE - 1) >> MR_PAGE_SHIFT);
+	uint64_t inner = npages > 2 ? ((UINT64_C(1) << (npages - 1)) - 1) & ~UINT64_C(1) : 0;
+
+	if (npages < 2 || npages > 64)
+		return;
+	/* Fresh: its inner pages read zero (its ends may be its neighbours'). */
+	if (dense_site_prefault(site, mr_addr_page((void *)first), npages, (clean & inner) == inner))
+		mr_os_populate((void *)first, (size_t)npages << MR_PAGE_SHIFT);
+}
+
 bool mr_large_fits(size_t size, size_t align)
 {
 	size_t max_bytes = (size_t)mr_arena_max_regions << (mr_heap.region_order + MR_PAGE_SHIFT);

@@ -29,6 +29,10 @@ struct mr_span_cache {
  * thread's span cache, or NULL. */
 void *mr_large_alloc(size_t size, size_t align, enum mr_temp temp, const void *site,
 		     struct mr_span_cache *sc) MR_HIDDEN;
+/* The same learning for an object of the first-fit heap (fit.h) at @p, @size bytes,
+ * whose pages were clean (read zero) by @clean (bit i: its i-th page): those of a
+ * site that writes its objects whole are prefaulted at once. */
+void mr_large_prefault_object(const void *site, void *p, size_t size, uint64_t clean) MR_HIDDEN;
 /* Whether the arena could ever hold @size bytes aligned to @align (a power of two):
  * false means ENOMEM as glibc says it for impossible requests, not a fallback. */
 bool mr_large_fits(size_t size, size_t align) MR_HIDDEN;

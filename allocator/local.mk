@@ -4,13 +4,14 @@ lib_LTLIBRARIES += libmemreg.la
 include_HEADERS += include/memreg.h
 # The layers, top to bottom, each calling only those below (docs/allocator.md,
 # "Layers"; tests/alloc/layers.sh checks it): the front end, start-up, thread caches,
-# large spans, sites, the page heap (heap.c, stats.c, buddy.c), the OS; the base.
+# large spans, the first-fit heap, sites, the page heap (heap.c, stats.c, buddy.c), the OS; the base.
 libmemreg_la_SOURCES = \
 	allocator/interpose.c allocator/hotcold.c \
 	allocator/init.h allocator/init.c \
 	allocator/start.h allocator/start.c \
 	allocator/tcache.h allocator/tcache.c \
 	allocator/large.h allocator/large.c \
+	allocator/fit.h allocator/fit.c \
 	allocator/sites.h allocator/sites.c \
 	allocator/heap.h allocator/heap.c \
 	allocator/stats.h allocator/stats.c \
@@ -97,6 +98,10 @@ check_PROGRAMS += tests/alloc/start-heap
 tests_alloc_start_heap_SOURCES = tests/alloc/start-heap.c
 tests_alloc_start_heap_CFLAGS = $(AM_CFLAGS) -fno-builtin
 tests_alloc_start_heap_LDADD = -ldl -lpthread
+check_PROGRAMS += tests/alloc/fit
+tests_alloc_fit_SOURCES = tests/alloc/fit.c
+tests_alloc_fit_CFLAGS = $(AM_CFLAGS) -fno-builtin
+tests_alloc_fit_LDADD = -ldl -lpthread
 check_PROGRAMS += tests/alloc/resident
 tests_alloc_resident_SOURCES = tests/alloc/resident.c
 tests_alloc_resident_CFLAGS = $(AM_CFLAGS) -fno-builtin
@@ -112,11 +117,11 @@ tests_alloc_fork_init_LDADD = -lpthread
 TESTS += tests/alloc/fork-init
 TESTS += tests/alloc/stress.sh tests/alloc/safety.sh tests/alloc/packing.sh tests/alloc/sites.sh tests/alloc/alloc-stats.sh tests/alloc/realprog-tools.sh \
 	tests/alloc/realprog-python.sh tests/alloc/memory.sh tests/alloc/packaging.sh tests/alloc/layers.sh \
-	tests/alloc/resident.sh tests/alloc/start-heap.sh
+	tests/alloc/resident.sh tests/alloc/start-heap.sh tests/alloc/fit.sh
 endif
 EXTRA_DIST += tests/alloc/preload.sh tests/alloc/stress.sh tests/alloc/safety.sh tests/alloc/packing.sh tests/alloc/sites.sh tests/alloc/alloc-stats.sh tests/alloc/realprog-tools.sh \
 	tests/alloc/realprog-python.sh tests/alloc/memory.sh tests/alloc/packaging.sh tests/alloc/api-prog.c \
-	tests/alloc/layers.sh tests/alloc/resident.sh tests/alloc/start-heap.sh
+	tests/alloc/layers.sh tests/alloc/resident.sh tests/alloc/start-heap.sh tests/alloc/fit.sh
 
 tools_memregctl_SOURCES += tools/cmd-alloc-stats.c
 
@@ -130,7 +135,7 @@ MR_FUZZ_RENAME = -DMR_NO_ALIASES -Dmalloc=mrz_malloc -Dfree=mrz_free -Dcalloc=mr
 	-Dmalloc_usable_size=mrz_malloc_usable_size -Dmalloc_trim=mrz_malloc_trim \
 	-Dcfree=mrz_cfree -Dfree_sized=mrz_free_sized -Dfree_aligned_sized=mrz_free_aligned_sized
 MR_ALLOC_CORE_SRCS = allocator/interpose.c allocator/init.c allocator/start.c allocator/tcache.c \
-	allocator/large.c allocator/sites.c allocator/heap.c allocator/stats.c allocator/buddy.c \
+	allocator/large.c allocator/fit.c allocator/sites.c allocator/heap.c allocator/stats.c allocator/buddy.c \
 	allocator/os.c allocator/sizeclass.c allocator/options.c allocator/fmt.c
 EXTRA_DIST += tests/alloc/fuzz-alloc.c
 if HAVE_CLANG

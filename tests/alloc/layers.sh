@@ -21,12 +21,13 @@ LAYERS='
 3 start start.c start.h
 4 tcache tcache.c tcache.h
 5 large large.c large.h
-6 sites sites.c sites.h
-7 heap heap.c heap.h
-8 stats stats.c stats.h
-9 buddy buddy.c buddy.h
-10 os os.c os.h
-11 base internal.h bitmap.h sizeclass.c options.c fmt.c stats-format.h classes-format.h
+6 fit fit.c fit.h
+7 sites sites.c sites.h
+8 heap heap.c heap.h
+9 stats stats.c stats.h
+10 buddy buddy.c buddy.h
+11 os os.c os.h
+12 base internal.h bitmap.h sizeclass.c options.c fmt.c stats-format.h classes-format.h
 '
 # rank_of FILE: the layer's number, empty if the file is in no layer.
 rank_of() {

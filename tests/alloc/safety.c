@@ -727,6 +727,25 @@ static int mode_misuse_child(const char *what)
 		free(q);
 		q = realloc(q, 50000);
 		(void)q;
+	} else if (!strcmp(what, "fit-double")) {
+		/* 40 000 B in a process of one thread: the first-fit heap (fit.h). */
+		q = malloc(40000);
+		free(q);
+		free(q);
+	} else if (!strcmp(what, "fit-interior")) {
+		q = malloc(40000);
+		free(q + 256);		/* a granule's start, not an object's */
+	} else if (!strcmp(what, "fit-unaligned")) {
+		q = malloc(40000);
+		free(q + 16);
+	} else if (!strcmp(what, "fit-header")) {
+		q = malloc(40000);	/* the chunk's first object, after its header */
+		free((char *)((uintptr_t)q & ~(uintptr_t)4095));
+	} else if (!strcmp(what, "fit-realloc-freed")) {
+		q = malloc(40000);
+		free(q);
+		q = realloc(q, 50000);
+		(void)q;
 	} else if (!strcmp(what, "large-interior")) {
 		q = malloc(1 << 20);
 		free(q + 8192);
@@ -777,6 +796,11 @@ static int mode_misuse(void)
 	expect_abort("misuse-child", "span-remote-double",
 		     "libmemreg: free(): double free or invalid pointer\n");
 	expect_abort("misuse-child", "span-realloc-freed", "libmemreg: realloc(): invalid pointer\n");
+	expect_abort("misuse-child", "fit-double", "libmemreg: free(): double free or invalid pointer\n");
+	expect_abort("misuse-child", "fit-interior", "libmemreg: free(): double free or invalid pointer\n");
+	expect_abort("misuse-child", "fit-unaligned", "libmemreg: free(): double free or invalid pointer\n");
+	expect_abort("misuse-child", "fit-header", "libmemreg: free(): double free or invalid pointer\n");
+	expect_abort("misuse-child", "fit-realloc-freed", "libmemreg: realloc(): invalid pointer\n");
 	expect_abort("misuse-child", "large-interior", "libmemreg: free(): double free or invalid pointer\n");
 	expect_abort("misuse-child", "large-stale", "libmemreg: free(): double free or invalid pointer\n");
 	expect_abort("misuse-child", "realloc-interior", "libmemreg: realloc(): invalid pointer\n");
