@@ -461,6 +461,46 @@ static int w_lifetimes(void)
 	return 0;
 }
 
+/* Buffers of 32-128 KiB replaced at random: 5000 live, written on their first 256
+ * bytes and their last byte, then 50 000 replacements (each frees a random one and
+ * makes one of a new random size in its slot). A program's buffers of that range
+ * (docs/allocator.md, "The first-fit heap"): glibc's heap puts them side by side and
+ * reuses freed space for any size; spans of their own start and end on pages of
+ * their own. Peak RSS is the measure. */
+#define BC_LIVE 5000u
+#define BC_STEPS 50000u
+
+static size_t bc_size(uint64_t *s)
+{
+	return 32769 + aw_rng(s) % (131072 - 32769);
+}
+
+static int w_bufchurn(void)
+{
+	char **slot = lt_map(BC_LIVE * sizeof(char *));
+	size_t *size = lt_map(BC_LIVE * sizeof(size_t));
+	uint64_t s = 13;
+
+	for (size_t i = 0; i < BC_LIVE + BC_STEPS; i++) {
+		size_t k = i < BC_LIVE ? i : aw_rng(&s) % BC_LIVE;
+
+		if (i >= BC_LIVE)
+			free(slot[k]);
+		size[k] = bc_size(&s);
+		slot[k] = malloc(size[k]);
+		if (!slot[k]) {
+			perror("alloc-bench: malloc");
+			return 1;
+		}
+		memset(slot[k], 1, 256);
+		slot[k][size[k] - 1] = 1;
+	}
+	printf("rss_after_bytes=%ld\n", rss_bytes());
+	for (size_t k = 0; k < BC_LIVE; k++)
+		free(slot[k]);
+	return 0;
+}
+
 /* Hot-set inflation: hot objects of site A (10% of bytes) interleaved in allocation
  * order with cold ones of site B: pages holding hot objects / (hot bytes / page). */
 static int w_hotset(void)
@@ -562,7 +602,7 @@ int main(int argc, char **argv)
 		{ "server", w_server }, { "prodcons", w_prodcons }, { "falseshare", w_falseshare },
 		{ "churn", w_churn }, { "realloc", w_realloc }, { "frag", w_frag },
 		{ "packing", w_packing }, { "hotset", w_hotset }, { "lifetimes", w_lifetimes },
-		{ "threads", w_threads }, { "spin", w_spin },
+		{ "threads", w_threads }, { "spin", w_spin }, { "bufchurn", w_bufchurn },
 	};
 	unsigned i;
 
@@ -570,6 +610,6 @@ int main(int argc, char **argv)
 		for (i = 0; i < sizeof(w) / sizeof(w[0]); i++)
 			if (strcmp(argv[1], w[i].name) == 0)
 				return w[i].fn();
-	fprintf(stderr, "usage: alloc-bench server|prodcons|falseshare|churn|realloc|frag|packing|hotset|lifetimes|threads|spin\n");
+	fprintf(stderr, "usage: alloc-bench server|prodcons|falseshare|churn|realloc|frag|packing|hotset|lifetimes|threads|spin|bufchurn\n");
 	return 2;
 }

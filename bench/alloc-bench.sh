@@ -20,8 +20,9 @@ DEFAULT="server prodcons falseshare churn realloc frag packing hotset lifetimes 
 # More programs that make many small objects, not in the default list (the goals of
 # docs/allocator.md are over that one): perl and mawk count the words of a generated
 # 20 MB text (50 000 distinct), objdump disassembles git, bc computes pi to 2000 digits;
-# and alloc-bench's threads, a thousand threads at a time passing objects between them.
-MORE="perl mawk objdump bc threads"
+# and alloc-bench's threads, a thousand threads at a time passing objects between them,
+# and bufchurn, 5000 buffers of 32-128 KiB replaced at random.
+MORE="perl mawk objdump bc threads bufchurn"
 # The workloads that run threads; the rest run one thread at a time, and run on one
 # CPU (-c): the same for every allocator. The two CPUs of the VM of 2026-12-06 ran
 # at different speeds at times: for minutes, alloc-bench spin took 9.0 ms on one and
