@@ -102,7 +102,7 @@ TESTS += tests/monitor/record-cli.sh tests/monitor/record-safety.sh \
 	tests/monitor/report-regions-process.sh \
 	tests/monitor/report-regions-live.sh \
 	tests/monitor/wss-stairs.sh tests/monitor/wss-zigzag.sh
-EXTRA_DIST += tests/monitor/wss-lib.sh tests/monitor/fuzz \
+EXTRA_DIST += tests/monitor/wss-lib.sh tests/monitor/wait-lib.sh tests/monitor/fuzz \
 	tests/monitor/record-v1.rec tests/monitor/record-v1.README
 endif
 

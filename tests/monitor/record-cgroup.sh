@@ -11,6 +11,7 @@ tmp=$(mktemp -d /tmp/mr-record-cgroup-XXXXXX)
 kids=
 trap '[ -z "$kids" ] || kill $kids 2>/dev/null; rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+. "$top_srcdir/tests/monitor/wait-lib.sh"
 [ -r /proc/self/clear_refs ] || [ -e /proc/self/clear_refs ] ||
 	{ echo "SKIP: no /proc/PID/clear_refs here (the refs backend)"; exit 77; }
 
@@ -72,14 +73,9 @@ has_snapshot() {
 }
 # wait_for WHAT COMMAND...: until COMMAND succeeds, while the record runs
 wait_for() {
-	what=$1 i=0
+	wf_what=$1
 	shift
-	until "$@"; do
-		kill -0 $rec 2>/dev/null || { cat "$tmp/rec.err"; fail "record ended before $what"; }
-		i=$((i + 1))
-		[ $i -lt 1200 ] || { cat "$tmp/rec.err"; fail "no $what in 120 s"; }
-		sleep 0.1
-	done
+	wait_until "$wf_what" $rec "$tmp/rec.err" "$@"
 }
 wait_for "snapshot of p1 ($p1)" has_snapshot $p1
 wait_for "snapshot of p2 ($p2)" has_snapshot $p2
@@ -89,12 +85,7 @@ procs $p2 $p3
 wait_for "snapshot of p3 ($p3)" has_snapshot $p3
 wait_for "end of p1's record ($p1 left)" grep -q "^memregctl record: pid $p1 (cgroup .*) left after" "$tmp/rec.err"
 kill -INT $rec
-i=0
-while kill -0 $rec 2>/dev/null; do
-	i=$((i + 1))
-	[ $i -lt 1200 ] || { cat "$tmp/rec.err"; fail "record --cgroup still running 120 s after SIGINT"; }
-	sleep 0.1
-done
+wait_gone $rec "$tmp/rec.err" "record --cgroup"
 wait $rec || { rc=$?; cat "$tmp/rec.err"; fail "record --cgroup exited $rc"; }
 kill -0 $p1 || fail "p1 is gone: it should have left the group alive"
 cat "$tmp/rec.err"

@@ -10,6 +10,7 @@ tmp=$(mktemp -d /tmp/mr-record-cli-XXXXXX)
 rpid=
 trap '[ -z "$rpid" ] || kill $rpid 2>/dev/null; rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+. "$top_srcdir/tests/monitor/wait-lib.sh"
 
 # 1. SIGINT ends the recording; the file is valid and says process-scoped. The
 # interrupt comes once the record being written (FILE.part-*, valid at every moment)
@@ -20,20 +21,10 @@ fail() { echo "FAIL: $*"; exit 1; }
 	"$gen" -t 0.1 -l 1000 "$top_srcdir/monitor/configs/zigzag" 2>"$tmp/int.err" &
 rpid=$!
 snaps() { "$ctl" report raw "$1" 2>/dev/null | grep -c '^snapshot '; }
-i=0
-while [ "$(snaps "$tmp"/int.rec.part-*)" -lt 5 ]; do
-	kill -0 $rpid 2>/dev/null || { cat "$tmp/int.err"; fail "record ended before its 5th snapshot"; }
-	i=$((i + 1))
-	[ $i -lt 1200 ] || { cat "$tmp/int.err"; fail "no 5 snapshots in the record in 120 s"; }
-	sleep 0.1
-done
+five_snaps() { [ "$(snaps "$tmp"/int.rec.part-*)" -ge 5 ]; }
+wait_until "5 snapshots in the record" $rpid "$tmp/int.err" five_snaps
 kill -INT $rpid
-i=0
-while kill -0 $rpid 2>/dev/null; do
-	i=$((i + 1))
-	[ $i -lt 1200 ] || { cat "$tmp/int.err"; fail "record still running 120 s after SIGINT"; }
-	sleep 0.1
-done
+wait_gone $rpid "$tmp/int.err" record
 wait $rpid || { rc=$?; rpid=; cat "$tmp/int.err"; fail "record exited $rc after SIGINT"; }
 rpid=
 grep -q "stopped by a signal" "$tmp/int.err" || { cat "$tmp/int.err"; fail "no stop message"; }
