@@ -27,6 +27,16 @@ static inline uint32_t mr_next_bit(const uint64_t *map, uint32_t g, uint32_t end
 	return end;
 }
 
+/* The next run of bits that are @set in [@g, @end) of @map: its start (@end if none),
+ * and its end in *@run_end. */
+static inline uint32_t mr_next_run(const uint64_t *map, uint32_t g, uint32_t end, bool set,
+				   uint32_t *run_end)
+{
+	g = mr_next_bit(map, g, end, set);
+	*run_end = mr_next_bit(map, g, end, !set);
+	return g;
+}
+
 /* One past the last bit in [@start, @g) of @map that is @set, or @start. */
 static inline uint32_t mr_prev_bit_end(const uint64_t *map, uint32_t start, uint32_t g, bool set)
 {

@@ -131,19 +131,11 @@ static void set_max(uint32_t i, uint32_t v)
 
 static uint32_t longest_run(const struct chunk *c)
 {
-	uint32_t g = HDR, best = 0;
+	uint32_t g, e, best = 0;
 
-	while (g < granules) {
-		uint32_t e;
-
-		g = mr_next_bit(c->used, g, granules, false);
-		if (g == granules)
-			break;
-		e = mr_next_bit(c->used, g, granules, true);
+	for (g = HDR; (g = mr_next_run(c->used, g, granules, false, &e)) < granules; g = e)
 		if (e - g > best)
 			best = e - g;
-		g = e;
-	}
 	return best;
 }
 
@@ -151,21 +143,13 @@ static uint32_t longest_run(const struct chunk *c)
  * else granules); *@run its length. */
 static uint32_t first_fit(const struct chunk *c, uint32_t n, uint32_t *run)
 {
-	uint32_t g = HDR;
+	uint32_t g, e;
 
-	while (g < granules) {
-		uint32_t e;
-
-		g = mr_next_bit(c->used, g, granules, false);
-		if (g == granules)
-			break;
-		e = mr_next_bit(c->used, g, granules, true);
+	for (g = HDR; (g = mr_next_run(c->used, g, granules, false, &e)) < granules; g = e)
 		if (e - g >= n) {
 			*run = e - g;
 			return g;
 		}
-		g = e;
-	}
 	return granules;
 }
 
@@ -216,27 +200,20 @@ static uint32_t delay_now(void)
  * ever failed (locked pages). Whether it purged any. */
 static bool purge_chunk(struct chunk *c, uint32_t min)
 {
-	uint32_t p = 0;
+	uint32_t p, e;
 	bool any = false;
 
-	while (p < chunk_pages) {
-		uint32_t e;
-
-		p = mr_next_bit(c->dirty, p, chunk_pages, true);
-		if (p == chunk_pages)
-			break;
-		e = mr_next_bit(c->dirty, p, chunk_pages, false);
-		if (e - p >= min) {
-			mr_os_purge((char *)c + ((size_t)p << MR_PAGE_SHIFT), (size_t)(e - p) << MR_PAGE_SHIFT);
-			mr_set_range(c->dirty, p, e, false);
-			if (!__atomic_load_n(&mr_os_purge_failed, __ATOMIC_RELAXED))
-				mr_set_range(c->clean, p, e, true);
-			c->ndirty -= e - p;
-			dirty_pages -= e - p;
-			purged_pages += e - p;
-			any = true;
-		}
-		p = e;
+	for (p = 0; (p = mr_next_run(c->dirty, p, chunk_pages, true, &e)) < chunk_pages; p = e) {
+		if (e - p < min)
+			continue;
+		mr_os_purge((char *)c + ((size_t)p << MR_PAGE_SHIFT), (size_t)(e - p) << MR_PAGE_SHIFT);
+		mr_set_range(c->dirty, p, e, false);
+		if (!__atomic_load_n(&mr_os_purge_failed, __ATOMIC_RELAXED))
+			mr_set_range(c->clean, p, e, true);
+		c->ndirty -= e - p;
+		dirty_pages -= e - p;
+		purged_pages += e - p;
+		any = true;
 	}
 	if (!c->ndirty && !--ndirty_chunks)
 		__atomic_store_n(&mr_fit_dirty, false, __ATOMIC_RELAXED);
