@@ -18,7 +18,8 @@
  * with MADV_DONTNEED, or fresh from the page heap's clean blocks, is clean until an
  * object takes part of it: calloc clears only the others.
  *
- * One lock for the heap, taken before the page heap's. */
+ * One lock for the heap, taken before the page heap's (a chunk's making and
+ * release, and a decay's purges, which share the page heap's batch). */
 #include "config.h"
 
 #include <pthread.h>
@@ -195,9 +196,9 @@ static uint32_t delay_now(void)
 	return over_share() && d > DIRTY_AGE_MS ? DIRTY_AGE_MS : d;
 }
 
-/* Purge @c's runs of at least @min dirty pages, with MADV_DONTNEED at once (the
- * OS layer's batch is the page heap's, under its lock): clean after, unless a purge
- * ever failed (locked pages). Whether it purged any. */
+/* Purge @c's runs of at least @min dirty pages with MADV_DONTNEED, queued in the OS
+ * layer's batch (decay flushes it): clean after, unless a purge ever failed (locked
+ * pages: decay then clears every clean bit). Whether it purged any. */
 static bool purge_chunk(struct chunk *c, uint32_t min)
 {
 	uint32_t p, e;
@@ -206,7 +207,8 @@ static bool purge_chunk(struct chunk *c, uint32_t min)
 	for (p = 0; (p = mr_next_run(c->dirty, p, chunk_pages, true, &e)) < chunk_pages; p = e) {
 		if (e - p < min)
 			continue;
-		mr_os_purge((char *)c + ((size_t)p << MR_PAGE_SHIFT), (size_t)(e - p) << MR_PAGE_SHIFT);
+		mr_os_purge_pages((char *)c + ((size_t)p << MR_PAGE_SHIFT),
+				  (size_t)(e - p) << MR_PAGE_SHIFT, false);
 		mr_set_range(c->dirty, p, e, false);
 		if (!__atomic_load_n(&mr_os_purge_failed, __ATOMIC_RELAXED))
 			mr_set_range(c->clean, p, e, true);
@@ -221,12 +223,17 @@ static bool purge_chunk(struct chunk *c, uint32_t min)
 }
 
 /* The chunks dirty for @delay ms (all of them, every dirty page, if @all): their runs
- * of 64 KiB purged; the shorter ones wait another delay. */
+ * of 64 KiB purged; the shorter ones wait another delay. The purges go out together
+ * (one process_madvise where the kernel has it: bufchurn took 0.78 s with a madvise
+ * a run, 3200 of them, against 0.60 without the dirty share), in the OS layer's
+ * batch, which is the page heap's: under its lock. */
 static bool decay(uint32_t now, uint32_t delay, bool all)
 {
+	static bool failure_seen;
 	uint32_t oldest = now;
 	bool any = false;
 
+	mr_heap_lock();
 	for (uint32_t i = 0; i < nchunks && ndirty_chunks; i++) {
 		struct chunk *c = chunk_at(i);
 
@@ -239,6 +246,13 @@ static bool decay(uint32_t now, uint32_t delay, bool all)
 		if (c->ndirty && (int32_t)(c->dirty_ms - oldest) < 0)
 			oldest = c->dirty_ms;
 	}
+	mr_os_purge_flush();
+	if (__atomic_load_n(&mr_os_purge_failed, __ATOMIC_RELAXED) && !failure_seen) {
+		failure_seen = true;	/* what this batch marked clean may not be */
+		for (uint32_t i = 0; i < nchunks; i++)
+			memset(chunk_at(i)->clean, 0, sizeof(chunk_at(i)->clean));
+	}
+	mr_heap_unlock();
 	oldest_ms = oldest;
 	return any;
 }
