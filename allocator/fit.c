@@ -38,13 +38,12 @@ _Static_assert(MR_FIT_GRANULE == 1u << GSHIFT, "the granule");
 #define WORDS (MAX_GRANULES / 64)
 #define PWORDS (MAX_PAGES / 64)
 #define MAX_CHUNKS 4096u			/* 16 GiB of 4 MiB chunks; beyond, spans */
-#define PURGE_MIN_PAGES 16u			/* 64 KiB */
+#define PURGE_MIN_PAGES (1u << MR_PURGE_ORDER)	/* 64 KiB: the page heap's rule */
 #define CHUNK_MAGIC UINT64_C(0x6d656d7265676669)
 _Static_assert(MR_FIT_MAX / MR_FIT_GRANULE < 4096 / 2, "objects fit a 1 MiB chunk");
 
 struct chunk {
 	uint64_t magic;
-	uint32_t page;			/* its first page */
 	uint32_t live;			/* granules of live objects */
 	uint32_t dirty_ms;		/* since when its dirty pages wait (decay clock) */
 	uint32_t ndirty;		/* pages in dirty */
@@ -101,16 +100,22 @@ static uint32_t index_of(uint32_t page)
 	return lo;
 }
 
+/* Group @gi's longest run, from its chunks'. */
+static void group_max(uint32_t gi)
+{
+	uint16_t m = 0;
+
+	for (uint32_t i = gi * 64; i < gi * 64 + 64 && i < nchunks; i++)
+		if (ch_max[i] > m)
+			m = ch_max[i];
+	grp_max[gi] = m;
+}
+
+/* The groups from @from's on, after the table moved there. */
 static void regroup(uint32_t from)
 {
-	for (uint32_t gi = from / 64; gi * 64 < MAX_CHUNKS && gi * 64 <= nchunks; gi++) {
-		uint16_t m = 0;
-
-		for (uint32_t i = gi * 64; i < gi * 64 + 64 && i < nchunks; i++)
-			if (ch_max[i] > m)
-				m = ch_max[i];
-		grp_max[gi] = m;
-	}
+	for (uint32_t gi = from / 64; gi * 64 < MAX_CHUNKS && gi * 64 <= nchunks; gi++)
+		group_max(gi);
 }
 
 static void set_max(uint32_t i, uint32_t v)
@@ -120,14 +125,8 @@ static void set_max(uint32_t i, uint32_t v)
 	ch_max[i] = (uint16_t)v;
 	if (v > grp_max[i / 64])
 		grp_max[i / 64] = (uint16_t)v;
-	else if (v < old && old == grp_max[i / 64]) {
-		uint16_t m = 0;
-
-		for (uint32_t j = i / 64 * 64; j < i / 64 * 64 + 64 && j < nchunks; j++)
-			if (ch_max[j] > m)
-				m = ch_max[j];
-		grp_max[i / 64] = m;
-	}
+	else if (v < old && old == grp_max[i / 64])
+		group_max(i / 64);
 }
 
 static uint32_t longest_run(const struct chunk *c)
@@ -164,12 +163,10 @@ static uint32_t end_of(const struct chunk *c, uint32_t g)
 }
 
 /* ---- decay ----
- * As the page heap's (buddy.h): after the delay, or once the dirty pages pass the
- * dirty share of the live bytes (and 4 MiB), those of chunks dirty for 10 ms. The
- * clock is read only while some chunk has dirty pages (mr_fit_dirty). */
-#define DIRTY_MIN_PAGES ((4u << 20) >> MR_PAGE_SHIFT)
-#define DIRTY_AGE_MS 10u
-
+ * The page heap's policy, as heap.c set it up in mr_heap (buddy.h): after the delay,
+ * or once the dirty pages pass the dirty share of the live bytes (and its minimum),
+ * those of chunks dirty for its age. The clock is read only while some chunk has
+ * dirty pages (mr_fit_dirty). */
 static uint32_t now_ms(void)
 {
 	return mr_ms_of(mr_os_now_ns());
@@ -177,23 +174,19 @@ static uint32_t now_ms(void)
 
 static uint32_t decay_ms(void)
 {
-	return MR_OPT(decay_ms) < UINT32_MAX / 2 ? (uint32_t)MR_OPT(decay_ms) : UINT32_MAX / 2;
+	uint64_t ms = mr_heap.decay_ns / 1000000u;
+
+	return ms < UINT32_MAX / 2 ? (uint32_t)ms : UINT32_MAX / 2;
 }
 
-/* Whether the dirty pages pass the dirty share (MEMREG_DIRTY_PCT) of the live bytes. */
-static bool over_share(void)
-{
-	uint64_t pct = MR_OPT(dirty_pct);
-
-	return pct && dirty_pages > DIRTY_MIN_PAGES &&
-	       (dirty_pages << MR_PAGE_SHIFT) * 100 > (live_granules << GSHIFT) * pct;
-}
-
+/* The delay now: the dirty share's age (no longer than the delay) once the dirty
+ * pages pass it. */
 static uint32_t delay_now(void)
 {
-	uint32_t d = decay_ms();
-
-	return over_share() && d > DIRTY_AGE_MS ? DIRTY_AGE_MS : d;
+	if (mr_heap.dirty_pct && dirty_pages > mr_heap.dirty_min_pages &&
+	    (dirty_pages << MR_PAGE_SHIFT) * 100 > (live_granules << GSHIFT) * mr_heap.dirty_pct)
+		return mr_heap.dirty_age_ms;
+	return decay_ms();
 }
 
 /* Purge @c's runs of at least @min dirty pages with MADV_DONTNEED, queued in the OS
@@ -318,7 +311,6 @@ static uint32_t chunk_new(void)
 	if (!zeroed)
 		memset(c, 0, sizeof(*c));
 	c->magic = CHUNK_MAGIC;
-	c->page = page;
 	mr_set_range(c->used, 0, HDR, true);
 	if (zeroed)
 		mr_set_range(c->clean, (HDR + PAGE_G - 1) / PAGE_G, chunk_pages, true);	/* but the header's */
@@ -506,7 +498,7 @@ size_t mr_fit_usable(const void *p)
 	return n;
 }
 
-int mr_fit_resize(void *p, size_t size)
+int mr_fit_resize(void *p, size_t size, size_t *usable)
 {
 	uint32_t i, g, e, want;
 	struct chunk *c;
@@ -519,6 +511,7 @@ int mr_fit_resize(void *p, size_t size)
 	}
 	c = chunk_at(i);
 	e = end_of(c, g);
+	*usable = (size_t)(e - g) << GSHIFT;
 	want = (uint32_t)((size + MR_FIT_GRANULE - 1) >> GSHIFT);
 	if (!want)
 		want = 1;

@@ -51,8 +51,8 @@ bool mr_fit_free(void *p) MR_HIDDEN;
 size_t mr_fit_usable(const void *p) MR_HIDDEN;
 /* Resize the live object at @p to @size bytes where it is: a shrink frees its tail,
  * a growth takes the free granules after it. 1: done; 0: it cannot (the caller
- * moves it); -1: @p is not a live object's start. */
-int mr_fit_resize(void *p, size_t size) MR_HIDDEN;
+ * moves it: *@usable, its usable size); -1: @p is not a live object's start. */
+int mr_fit_resize(void *p, size_t size, size_t *usable) MR_HIDDEN;
 /* Whether some chunk has dirty pages (read without the lock), and the decay's check
  * for the front end's page-heap operations (large spans): the page heap's decay
  * runs on its own operations, this one's on the first-fit heap's and these. */

@@ -329,6 +329,15 @@ static inline struct mr_span *large_head(uint32_t page, const void *p)
 	return s;
 }
 
+/* Whether @p, in the arena, lies in a chunk of the first-fit heap; a slab's page
+ * (the commonest) answers from its own descriptor. */
+static inline bool in_fit(const void *p)
+{
+	uint32_t page = mr_addr_page(p);
+
+	return mr_spans[page].kind != MR_SPAN_SLAB && mr_fit_chunk(mr_spans, page);
+}
+
 static __attribute__((noinline)) void fit_free_keep_errno(void *p)
 {
 	int e = errno;
@@ -405,7 +414,7 @@ static size_t usable_size(void *p)
 		return 0;
 	if (!mr_in_arena(p))
 		return foreign_usable(p);
-	if (mr_spans[mr_addr_page(p)].kind != MR_SPAN_SLAB && mr_fit_chunk(mr_spans, mr_addr_page(p)))
+	if (in_fit(p))
 		return mr_fit_usable(p);
 	s = span_checked(p);
 	return s ? mr_usable_size_span(s) : 0;
@@ -413,6 +422,8 @@ static size_t usable_size(void *p)
 
 static void *realloc_impl(void *p, size_t size, const void *ret)
 {
+	enum mr_temp temp = MR_TEMP_NORMAL;
+	bool pages = false;	/* a large or huge span: its pages may move */
 	struct mr_span *s;
 	size_t old, n;
 	void *q;
@@ -445,40 +456,37 @@ static void *realloc_impl(void *p, size_t size, const void *ret)
 		foreign_free(p);
 		return q;
 	}
-	if (mr_spans[mr_addr_page(p)].kind != MR_SPAN_SLAB && mr_fit_chunk(mr_spans, mr_addr_page(p))) {
-		int r = mr_fit_resize(p, size);
+	if (in_fit(p)) {
+		int r = mr_fit_resize(p, size, &old);
 
 		if (r < 0)
 			bad_pointer("realloc(): invalid pointer");
 		if (r)
 			return p;
-		old = mr_fit_usable(p);
-		q = alloc_slow_from(size, MR_MIN_ALIGN, MR_TEMP_NORMAL, ret, NULL);
-		if (!q)
-			return NULL;
-		memcpy(q, p, old < size ? old : size);
-		free_inline(p);
-		return q;
-	}
-	s = span_checked(p);
-	if (!s)
-		bad_pointer("realloc(): invalid pointer");
-	if (s->kind == MR_SPAN_SLAB) {
-		old = mr_class_size[s->cls];
-		/* Keep it if the size still maps to its class (shrinks by up to a class). */
-		if (size <= old && (size > MR_SMALL_MAX || mr_size_class(size) + 1 >= s->cls))
-			return p;
 	} else {
-		old = (size_t)s->npages << MR_PAGE_SHIFT;
-		if (size > MR_SMALL_MAX && mr_large_resize(s, size))
-			return p;
+		s = span_checked(p);
+		if (!s)
+			bad_pointer("realloc(): invalid pointer");
+		temp = (enum mr_temp)s->temp;
+		if (s->kind == MR_SPAN_SLAB) {
+			old = mr_class_size[s->cls];
+			/* Keep it if the size still maps to its class (shrinks by up to a
+			 * class). */
+			if (size <= old && (size > MR_SMALL_MAX || mr_size_class(size) + 1 >= s->cls))
+				return p;
+		} else {
+			pages = true;
+			old = (size_t)s->npages << MR_PAGE_SHIFT;
+			if (size > MR_SMALL_MAX && mr_large_resize(s, size))
+				return p;
+		}
 	}
 	/* Not learned for prefaulting: a grown buffer is often filled later, or never. */
-	q = alloc_slow_from(size, MR_MIN_ALIGN, (enum mr_temp)s->temp, ret, NULL);
+	q = alloc_slow_from(size, MR_MIN_ALIGN, temp, ret, NULL);
 	if (!q)
 		return NULL;
 	n = old < size ? old : size;
-	if (s->kind != MR_SPAN_SLAB)
+	if (pages)
 		mr_large_move(q, p, n);
 	else
 		memcpy(q, p, n);
@@ -580,8 +588,8 @@ MR_EXPORT void *calloc(size_t n, size_t size)
 	if (p && p == fit_obj) {
 		clear_unclean(p, total, fit_clean);
 	} else if (p) {
-		const struct mr_span *s = total > MR_SMALL_MAX && mr_in_arena(p) &&
-					  !mr_fit_chunk(mr_spans, mr_addr_page(p)) ? mr_span_of(p) : NULL;
+		const struct mr_span *s = total > MR_SMALL_MAX && mr_in_arena(p) && !in_fit(p) ?
+					  mr_span_of(p) : NULL;
 
 		if (p == mr_fresh_obj)
 			memset(p, 0, total < 2 * sizeof(void *) ? total : 2 * sizeof(void *));
@@ -908,7 +916,7 @@ MR_EXPORT int memreg_class_of(const void *p)
 		return MEMREG_NORMAL;	/* normal data, in no region yet */
 	if (!p || !mr_in_arena(p))
 		return -EINVAL;
-	if (mr_fit_chunk(mr_spans, mr_addr_page(p)))
+	if (in_fit(p))
 		return MEMREG_NORMAL;	/* the first-fit heap holds normal data only */
 	return mr_span_of(p)->temp;
 }
