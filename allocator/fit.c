@@ -1,4 +1,4 @@
-/* The first-fit heap: objects of 32-128 KiB (MR_SMALL_MAX < size <= MR_FIT_MAX) in
+/* The first-fit heap: objects of 16-128 KiB (MR_FIT_MIN < size <= MR_FIT_MAX) in
  * chunks of 4 MiB (a region, if smaller), each a span of the page heap whose first page's descriptor says
  * MR_SPAN_FIT (fit.h), with its header in its first granules: two bitmaps of 256-byte
  * granules (in use, and where live objects start) for placement, sizes, frees and

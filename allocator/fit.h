@@ -1,5 +1,5 @@
-/* The first-fit heap (fit.c): objects of normal data above the slab classes and up
- * to 128 KiB, side by side in chunks of 4 MiB taken from the page heap, first fit,
+/* The first-fit heap (fit.c): objects of normal data over 16 KiB and up to 128
+ * KiB, side by side in chunks of 4 MiB taken from the page heap, first fit,
  * lowest chunk first. A freed object's space serves the next of any size, and
  * objects share their end pages with their neighbours, as in glibc's heap; as spans
  * of their own, each had a first and a last page of its own and its space served
@@ -15,6 +15,14 @@
 #include "allocator/internal.h"
 
 #define MR_FIT_MAX (128u << 10)		/* bigger objects are spans of their own */
+/* Smaller objects are slabs' (their last 8 classes, 17472-32768 B, serve only
+ * aligned requests and processes with threads, a profile or site tracking). Over
+ * 16 KiB, slabs of 8-15 objects of a class left the pages of freed objects to that
+ * class alone: `git log -p` peaked at 1.13 of glibc's RSS, 1.08 with them here. At 4
+ * KiB, sqlite3's page cache (4368 B, 15 to a slab exactly) took 1.12 of glibc's
+ * peak and 1.12 of its time; at 8 KiB, lifetimes took 1.05 of the time it took
+ * with slabs (docs/allocator.md, "The first-fit heap"). */
+#define MR_FIT_MIN (16u << 10)
 #define MR_FIT_GRANULE 256u		/* objects start on these, and span whole ones */
 /* A chunk: 4 MiB (or a region, if smaller), aligned to its size in the arena
  * (mr_fit_init). Only its first page's descriptor says MR_SPAN_FIT (writing every

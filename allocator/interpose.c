@@ -130,6 +130,15 @@ static void *glibc_alloc(size_t size, size_t align)
 static __thread void *fit_obj;
 static __thread uint64_t fit_clean;
 
+/* Whether an object of @align and @temp, of the first-fit heap's sizes, is made
+ * there. One lock serves that heap: with threads, slabs and spans and their caches
+ * (alloc-bench's server took 0.79 of glibc's time with it, 0.30 without). */
+static inline bool fit_wanted(size_t align, enum mr_temp temp)
+{
+	return align <= MR_MIN_ALIGN && temp == MR_TEMP_NORMAL &&
+	       __atomic_load_n(&mr_fit_on, __ATOMIC_RELAXED) && mr_os_single_threaded();
+}
+
 /* @site: by which large spans written whole are learned and prefaulted (large.c). */
 static void *alloc_pick(size_t size, size_t align, enum mr_temp temp, const void *site)
 {
@@ -146,7 +155,8 @@ static void *alloc_pick(size_t size, size_t align, enum mr_temp temp, const void
 		return boot_alloc(size, align);
 	if (MR_UNLIKELY(!mr_ready()))
 		return glibc_alloc(size, align);
-	if (size <= MR_SMALL_MAX && align <= MR_PAGE_SIZE) {
+	if (size <= MR_SMALL_MAX && align <= MR_PAGE_SIZE &&
+	    (size <= MR_FIT_MIN || !fit_wanted(align, temp))) {
 		cls = align <= MR_MIN_ALIGN ? mr_size_class(size) : mr_size_class_aligned(size, align);
 		if (cls < MR_NR_CLASSES) {
 			tc = mr_tc ? mr_tc : mr_tc_slow();
@@ -167,10 +177,7 @@ static void *alloc_pick(size_t size, size_t align, enum mr_temp temp, const void
 			return glibc_alloc(size, align);
 		}
 	}
-	/* One lock serves the first-fit heap: with threads, spans and their caches
-	 * (alloc-bench's server took 0.79 of glibc's time with it, 0.30 without). */
-	if (size <= MR_FIT_MAX && align <= MR_MIN_ALIGN && temp == MR_TEMP_NORMAL &&
-	    __atomic_load_n(&mr_fit_on, __ATOMIC_RELAXED) && mr_os_single_threaded()) {
+	if (size <= MR_FIT_MAX && fit_wanted(align, temp)) {
 		p = mr_fit_alloc(size, &fit_clean);
 		if (p) {
 			fit_obj = p;

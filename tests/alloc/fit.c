@@ -2,7 +2,8 @@
  *   layout   - 64 objects of 40 000 B written on their first 256 bytes and their last
  *              byte sit side by side (each starts where the one before ends, rounded
  *              to 256 B) and make at most 80 pages resident (spans of their own made
- *              128: a first and a last page each)
+ *              128: a first and a last page each); so do 8 of 20 000 B, while 8 of
+ *              16 000 B take slots of 16 384 B (a slab class)
  *   reuse    - a freed object's space serves the next objects of other sizes, lowest
  *              first: after frees of B (80 000 B) and D, malloc(40 000) and malloc(36 000)
  *              share B's place
@@ -37,6 +38,9 @@
 #define FAIL(...) do { fprintf(stderr, "fit: " __VA_ARGS__); fputc('\n', stderr); exit(1); } while (0)
 #define GRANULE 256u
 #define ROUND(n) (((n) + GRANULE - 1) / GRANULE * GRANULE)
+#define SMALL_FIT 20000		/* over 16 KiB: here */
+#define SLAB_SIZE 16000		/* 16 KiB and less: slabs, class 16384 */
+#define SLAB_CLASS 16384
 
 static void *volatile sink;
 
@@ -99,6 +103,22 @@ static int mode_layout(void)
 	if (res > 80)
 		FAIL("layout: %d objects of %d B written at both ends made %u pages resident (at most 80)",
 		     N, SIZE, res);
+	/* Over 16 KiB: here too (fit.h, MR_FIT_MIN), not 20160-byte slots of a slab;
+	 * 16 KiB and less: slab classes (16 000 B in slots of 16 384). */
+	for (int i = 0; i < 8; i++) {
+		p[i] = get(SMALL_FIT);
+		if (i && p[i] != p[i - 1] + ROUND(SMALL_FIT) && (uintptr_t)p[i] % (4u << 20) > 8192)
+			FAIL("layout: object %d of %d B at %p, not after the one before (%p + %u)", i,
+			     SMALL_FIT, (void *)p[i], (void *)p[i - 1], ROUND(SMALL_FIT));
+	}
+	for (int i = 0; i < 8; i++) {
+		p[i] = get(SLAB_SIZE);
+		if (i && p[i] != p[i - 1] + SLAB_CLASS && p[i] != p[i - 1] - SLAB_CLASS)
+			FAIL("layout: object %d of %d B at %p, not in the slot beside the one before (%p)",
+			     i, SLAB_SIZE, (void *)p[i], (void *)p[i - 1]);
+	}
+	printf("layout: objects of %d B side by side here, of %d B in slots of %d\n", SMALL_FIT,
+	       SLAB_SIZE, SLAB_CLASS);
 	return 0;
 }
 

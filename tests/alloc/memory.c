@@ -504,17 +504,21 @@ static int mode_prefault(void)
 }
 
 /* ---- spare slabs (tcache.c) ----
- * Objects of 27000 bytes: class 29120, 9 to a slab of 256 KiB. Ten make two slabs,
- * the first full (S1) and the second current; the first's nine freed leave it empty:
- * the bin keeps it as its spare. A slab of another class (20000 bytes) then comes
+ * Objects of 14000 bytes: class 14560, 9 to a slab of 128 KiB (16 KiB at most: over
+ * that, a process of one thread puts them in the first-fit heap, fit.h). Ten make
+ * two slabs, the first full (S1) and the second current; the first's nine freed
+ * leave it empty: the bin keeps it as its spare. A slab of another class (10000
+ * bytes, class 10080, also 128 KiB) then comes
  * from elsewhere, not over S1 (the code before gave S1's pages to it, and the bin's
  * next slab came from pages never touched); the bin's next slab is S1 again. The
  * second slab, emptied in turn, is the spare then, and malloc_trim gives it back,
  * purged. With @wait, the spare has waited past the decay
  * delay (memory.sh: 100 ms) when the other class asks for a slab: it is back in the
  * page heap, and that slab is S1 (lowest first). */
-#define SP_SIZE 27000
-#define SP_SLAB (256u << 10)
+#define SP_SIZE 14000
+#define SP_CLASS 14560
+#define SP_SLAB (128u << 10)
+#define SP_OTHER 10000
 
 static int mode_spare(bool wait)
 {
@@ -528,7 +532,7 @@ static int mode_spare(bool wait)
 		else
 			memset(a[i], 0x5a, SP_SIZE);
 	s1 = a[0];
-	if (((uintptr_t)s1 & (SP_SLAB - 1)) != 0 || a[8] != s1 + 8 * 29120 ||
+	if (((uintptr_t)s1 & (SP_SLAB - 1)) != 0 || a[8] != s1 + 8 * SP_CLASS ||
 	    (uintptr_t)(a[9] - s1) < SP_SLAB)
 		FAIL("spare: objects of %d B at %p, %p, %p: not a slab of 9 then another",
 		     SP_SIZE, (void *)s1, (void *)a[8], (void *)a[9]);
@@ -536,8 +540,8 @@ static int mode_spare(bool wait)
 		free(a[i]);
 	if (wait)
 		sleep_ms(300);
-	q = malloc(20000);
-	memset(q, 0x5a, 20000);
+	q = malloc(SP_OTHER);
+	memset(q, 0x5a, SP_OTHER);
 	if (wait) {
 		if (q != s1)
 			FAIL("spare-decay: a slab of another class after the decay delay at %p, "
@@ -571,10 +575,10 @@ static int mode_spare(bool wait)
 	return 0;
 }
 
-/* A short process's buffers (fixdep's pattern): 24 sizes over 4 KiB, one class each,
- * then 8 of 35-70 KB, each written whole and freed before the next. Each new slab
+/* A short process's buffers (fixdep's pattern): 16 sizes of 4-16 KiB, one class each,
+ * then 16 of 16.5-70 KB, each written whole and freed before the next. Each new slab
  * goes over the emptied slab before it (tcache.c, "medium slabs in a young
- * thread"), and the 8 take one another's place in a chunk of the first-fit heap
+ * thread"), and the 16 take one another's place in a chunk of the first-fit heap
  * (fit.h): the process grows by about two buffers (the chunk's header, its
  * biggest buffer, the last slab emptied, which a chunk of 4 MiB cannot go over),
  * not by the sum of them. */
@@ -632,7 +636,7 @@ static unsigned resident_pages(const void *p, size_t n)
  * it), and so does a small one. */
 static int mode_calloc_fresh(void)
 {
-	size_t n = 20000;	/* class 20160: 13 to a slab of 64 pages, 5 pages each */
+	size_t n = 10000;	/* class 10080: 13 to a slab of 32 pages, 3-4 pages each */
 	unsigned char *p, *q, *r, *s, *t;
 	unsigned res;
 

@@ -648,7 +648,7 @@ static int mode_misuse_child(const char *what)
 		free(p);
 		(void)keep;
 	} else if (!strcmp(what, "double-empty")) {
-		/* A full slab of nine 27000-byte objects, not the bin's current one (a
+		/* A full slab of nine 14000-byte objects, not the bin's current one (a
 		 * tenth opened the next): o[0] freed twice with a free between (only the
 		 * list's head is compared), then all but o[8]: counted, every object is
 		 * free. Emptied so, the slab would be reused with o[8] live in it. */
@@ -656,15 +656,15 @@ static int mode_misuse_child(const char *what)
 		int i;
 
 		for (i = 0; i < 10; i++)
-			o[i] = malloc(27000);
+			o[i] = malloc(14000);
 		free(o[0]);
 		free(o[1]);
 		free(o[0]);
 		for (i = 2; i < 8; i++)
 			free(o[i]);
-		memset(o[8], 8, 27000);
+		memset(o[8], 8, 14000);
 		for (i = 10; i < 30; i++)
-			if ((o[i] = malloc(27000)) == o[8])
+			if ((o[i] = malloc(14000)) == o[8])
 				fprintf(stderr, "live object handed out again\n");
 	} else if (!strcmp(what, "double-current-exit")) {
 		/* The same in a thread's current slab: a freed twice with a free between
@@ -686,14 +686,14 @@ static int mode_misuse_child(const char *what)
 		pthread_create(&t, NULL, double_current_thread, NULL);
 		pthread_join(t, NULL);
 	} else if (!strcmp(what, "spare-double") || !strcmp(what, "spare-remote-double")) {
-		/* Nine objects of 27000 B fill a slab of 256 KiB and a tenth opens the
+		/* Nine objects of 14000 B fill a slab of 128 KiB and a tenth opens the
 		 * next: the first freed whole is kept as its bin's spare (tcache.c),
 		 * where a free again must not count it used once more. */
 		char *o[10];
 		pthread_t t;
 
 		for (int i = 0; i < 10; i++)
-			o[i] = malloc(27000);
+			o[i] = malloc(14000);
 		for (int i = 0; i < 9; i++)
 			free(o[i]);
 		if (!strcmp(what, "spare-double")) {
