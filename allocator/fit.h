@@ -19,8 +19,8 @@
  * aligned requests and processes with threads, a profile or site tracking). Over
  * 16 KiB, slabs of 8-15 objects of a class left the pages of freed objects to that
  * class alone: `git log -p` peaked at 1.13 of glibc's RSS, 1.08 with them here. At 4
- * KiB, sqlite3's page cache (4368 B, 15 to a slab exactly) took 1.12 of glibc's
- * peak and 1.12 of its time; at 8 KiB, lifetimes took 1.05 of the time it took
+ * KiB, sqlite3's page cache (4368 B, 15 to a slab exactly) took 1.11 of glibc's
+ * peak and 1.13 of its time; at 8 KiB, lifetimes took 1.05 of the time it took
  * with slabs (docs/allocator.md, "The first-fit heap"). */
 #define MR_FIT_MIN (16u << 10)
 #define MR_FIT_GRANULE 256u		/* objects start on these, and span whole ones */
