@@ -508,9 +508,9 @@ static int mode_prefault(void)
  * that, a process of one thread puts them in the first-fit heap, fit.h). Ten make
  * two slabs, the first full (S1) and the second current; the first's nine freed
  * leave it empty: the bin keeps it as its spare. A slab of another class (10000
- * bytes, class 10080, also 128 KiB) then comes
- * from elsewhere, not over S1 (the code before gave S1's pages to it, and the bin's
- * next slab came from pages never touched); the bin's next slab is S1 again. The
+ * bytes, class 10080, also 128 KiB) then comes from elsewhere, not over S1 (the code
+ * before gave S1's pages to it, and the bin's next slab came from pages never
+ * touched); the bin's next slab is S1 again. The
  * second slab, emptied in turn, is the spare then, and malloc_trim gives it back,
  * purged. With @wait, the spare has waited past the decay
  * delay (memory.sh: 100 ms) when the other class asks for a slab: it is back in the
