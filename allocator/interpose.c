@@ -144,6 +144,7 @@ static void *alloc_pick(size_t size, size_t align, enum mr_temp temp, const void
 {
 	struct mr_tcache *tc;
 	unsigned cls;
+	bool fit;
 	void *p;
 
 	/* glibc's bound: no object may exceed PTRDIFF_MAX (nor its size wrap below). */
@@ -155,8 +156,8 @@ static void *alloc_pick(size_t size, size_t align, enum mr_temp temp, const void
 		return boot_alloc(size, align);
 	if (MR_UNLIKELY(!mr_ready()))
 		return glibc_alloc(size, align);
-	if (size <= MR_SMALL_MAX && align <= MR_PAGE_SIZE &&
-	    (size <= MR_FIT_MIN || !fit_wanted(align, temp))) {
+	fit = size > MR_FIT_MIN && size <= MR_FIT_MAX && fit_wanted(align, temp);
+	if (!fit && size <= MR_SMALL_MAX && align <= MR_PAGE_SIZE) {
 		cls = align <= MR_MIN_ALIGN ? mr_size_class(size) : mr_size_class_aligned(size, align);
 		if (cls < MR_NR_CLASSES) {
 			tc = mr_tc ? mr_tc : mr_tc_slow();
@@ -177,7 +178,7 @@ static void *alloc_pick(size_t size, size_t align, enum mr_temp temp, const void
 			return glibc_alloc(size, align);
 		}
 	}
-	if (size <= MR_FIT_MAX && fit_wanted(align, temp)) {
+	if (fit) {
 		p = mr_fit_alloc(size, &fit_clean);
 		if (p) {
 			fit_obj = p;
